@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+)
+
+// Audit actions and outcome used across the store.
+const (
+	ActorAdmin = "admin"
+	OutcomeOK  = "ok"
+)
+
+const insertAuditSQL = `
+	INSERT INTO audit_events (actor, action, project_id, account_id, target, outcome, details)
+	VALUES ($1, $2, NULLIF($3, '')::uuid, NULLIF($4, '')::uuid, $5, $6, $7)`
+
+// execer is what both *sql.DB and *sql.Tx offer.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertAudit writes one audit row, inside the caller's transaction when given one.
+// Callers must put only identifiers, sizes, hashes and codes in Details.
+func insertAudit(ctx context.Context, ex execer, e AuditEvent) error {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	b, err := json.Marshal(details)
+	if err != nil {
+		return err
+	}
+	_, err = ex.ExecContext(ctx, insertAuditSQL, e.Actor, e.Action, e.ProjectID, e.AccountID, e.Target, e.Outcome, b)
+	return err
+}
+
+// Audit writes one audit row on its own (for events outside an admin transaction,
+// such as a document read).
+func (db *DB) Audit(ctx context.Context, e AuditEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	return wrap("audit", insertAudit(ctx, db.sql, e))
+}
+
+const listAuditSQL = `
+	SELECT id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
+	       target, outcome, details
+	FROM audit_events
+	WHERE project_id = $1 AND at >= $2
+	ORDER BY id
+	LIMIT $3`
+
+// ListAudit returns up to limit audit events of a project since a time, oldest first.
+func (db *DB) ListAudit(ctx context.Context, projectID string, since time.Time, limit int) ([]AuditEvent, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	rows, err := db.sql.QueryContext(ctx, listAuditSQL, projectID, since, limit)
+	if err != nil {
+		return nil, wrap("list audit", err)
+	}
+	defer rows.Close()
+	var out []AuditEvent
+	for rows.Next() {
+		var e AuditEvent
+		var details []byte
+		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ProjectID, &e.AccountID, &e.Target, &e.Outcome, &details); err != nil {
+			return nil, wrap("list audit", err)
+		}
+		if err := json.Unmarshal(details, &e.Details); err != nil {
+			return nil, wrap("list audit", err)
+		}
+		out = append(out, e)
+	}
+	return out, wrap("list audit", rows.Err())
+}

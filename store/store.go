@@ -1,0 +1,173 @@
+// Package store keeps HeyAira's state in PostgreSQL.
+//
+// It is the only package that speaks SQL. Every query is a Go string with $n
+// placeholders (never text built from input), runs under a deadline, and every
+// change of more than one row runs in one transaction. lib/pq errors are
+// translated at this boundary into the sentinels below, so callers map them to
+// stable codes without knowing the driver.
+//
+// Secrets never reach the store in the clear: callers pass SHA-256 hashes of
+// tokens, codes and links, and the store compares hashes only.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Sentinel errors returned (wrapped) by every method of DB.
+var (
+	// ErrNotFound: the row does not exist, or is not visible to the caller.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a unique or concurrent-update rule refused the change.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalid: a CHECK or foreign-key rule of schema.sql refused the change.
+	ErrInvalid = errors.New("store: invalid")
+	// ErrUnavailable: the database could not answer (down, overloaded, timed out).
+	ErrUnavailable = errors.New("store: unavailable")
+	// ErrSchemaMissing: the database has not been migrated (run `heyaira-admin migrate`).
+	ErrSchemaMissing = errors.New("store: schema missing")
+)
+
+// QueryTimeout bounds every single query or transaction.
+const QueryTimeout = 5 * time.Second
+
+// DB is a pool of connections to one PostgreSQL database.
+type DB struct {
+	sql *sql.DB
+}
+
+// Open connects to the database at dsn, sets pool limits and checks that it answers.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	conn, err := pq.NewConnector(dsn)
+	if err != nil {
+		// The DSN may hold a password: do not echo it.
+		return nil, errors.New("store: invalid database URL")
+	}
+	sdb := sql.OpenDB(conn)
+	sdb.SetMaxOpenConns(32)
+	sdb.SetMaxIdleConns(16)
+	sdb.SetConnMaxLifetime(30 * time.Minute)
+	sdb.SetConnMaxIdleTime(5 * time.Minute)
+	db := &DB{sql: sdb}
+	if err := db.Ping(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// SQL returns the underlying pool, for tests and metrics only.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	return wrap("ping", db.sql.PingContext(ctx))
+}
+
+// Migrate applies schema, which must be idempotent, in a single transaction.
+func (db *DB) Migrate(ctx context.Context, schema string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("migrate", err)
+	}
+	defer tx.Rollback()
+	// No arguments: lib/pq uses the simple protocol, so the multi-statement file runs as one.
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return wrap("migrate", err)
+	}
+	return wrap("migrate", tx.Commit())
+}
+
+// CheckSchema returns ErrSchemaMissing unless schema.sql has been applied.
+func (db *DB) CheckSchema(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	var ok bool
+	err := db.sql.QueryRowContext(ctx, `SELECT to_regclass('heyaira_schema') IS NOT NULL
+		AND to_regclass('audit_events') IS NOT NULL`).Scan(&ok)
+	if err != nil {
+		return wrap("check schema", err)
+	}
+	if !ok {
+		return ErrSchemaMissing
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction under the query deadline and commits if fn succeeds.
+func (db *DB) inTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(op, err)
+	}
+	defer tx.Rollback()
+	if err := fn(ctx, tx); err != nil {
+		return wrap(op, err)
+	}
+	return wrap(op, tx.Commit())
+}
+
+// wrap translates a driver error into a store sentinel, prefixed with op.
+// Errors that already carry a sentinel pass through unchanged.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, s := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrUnavailable, ErrSchemaMissing} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	var sentinel error
+	var pqErr *pq.Error
+	var netErr net.Error
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		sentinel = ErrNotFound
+	case errors.As(err, &pqErr):
+		sentinel = classifyPQ(pqErr)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, sql.ErrConnDone), errors.As(err, &netErr),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		sentinel = ErrUnavailable
+	}
+	if sentinel == nil {
+		return fmt.Errorf("store: %s: %w", op, err) // a bug, or a cancelled request: "internal"
+	}
+	return fmt.Errorf("store: %s: %w (%v)", op, sentinel, err)
+}
+
+// classifyPQ maps a PostgreSQL SQLSTATE to a sentinel.
+// https://www.postgresql.org/docs/current/errcodes-appendix.html
+func classifyPQ(e *pq.Error) error {
+	switch {
+	case e.Code == "23505", e.Code == "40001", e.Code == "40P01": // unique, serialization, deadlock
+		return ErrConflict
+	case e.Code == "23503", e.Code == "23514", e.Code == "23502", e.Code == "22P02", e.Code == "22001":
+		return ErrInvalid // foreign key, check, not null, bad text representation, too long
+	case e.Code == "42P01": // undefined table
+		return ErrSchemaMissing
+	case e.Code.Class() == "08", e.Code.Class() == "53", e.Code.Class() == "57": // connection, resources, operator intervention
+		return ErrUnavailable
+	default:
+		return nil // our own SQL is wrong: not a condition the caller can act on
+	}
+}

@@ -1,0 +1,137 @@
+// Package storetest gives tests a fresh, migrated PostgreSQL database.
+//
+// It needs HEYAIRA_F1_E2E_DATABASE_URL, which scripts/test always sets to a
+// database in a throwaway cluster. Each call creates a new database (from a
+// migrated template, so it is fast) and drops it when the test ends, so tests
+// can run in parallel and count rows without seeing each other.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"heyaira/store"
+
+	"github.com/lib/pq"
+)
+
+// EnvURL names the variable that points at the test cluster.
+const EnvURL = "HEYAIRA_F1_E2E_DATABASE_URL"
+
+var (
+	templateOnce sync.Once
+	templateName string
+	templateErr  error
+)
+
+// Schema returns the text of the repository's schema.sql.
+func Schema(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "schema.sql"))
+	if err != nil {
+		t.Fatalf("read schema.sql: %v", err)
+	}
+	return string(b)
+}
+
+// BaseURL returns the cluster URL, failing the test when it is not configured.
+func BaseURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		t.Fatalf("%s is not set: run the tests with scripts/test, which starts PostgreSQL", EnvURL)
+	}
+	return u
+}
+
+// NewURL creates an empty database (no schema) and returns its URL.
+func NewURL(t testing.TB) string {
+	t.Helper()
+	return createDB(t, "")
+}
+
+// NewMigratedURL creates a database with schema.sql applied and returns its URL.
+func NewMigratedURL(t testing.TB) string {
+	t.Helper()
+	templateOnce.Do(func() {
+		templateName = "tmpl_" + randomName()
+		templateErr = func() error {
+			admin, err := sql.Open("postgres", BaseURL(t))
+			if err != nil {
+				return err
+			}
+			defer admin.Close()
+			if _, err := admin.Exec(`CREATE DATABASE ` + pq.QuoteIdentifier(templateName)); err != nil {
+				return err
+			}
+			db, err := store.Open(context.Background(), withDB(BaseURL(t), templateName))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return db.Migrate(context.Background(), Schema(t))
+		}()
+	})
+	if templateErr != nil {
+		t.Fatalf("storetest: template database: %v", templateErr)
+	}
+	return createDB(t, templateName)
+}
+
+// New returns a store on a fresh migrated database, closed when the test ends.
+func New(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), NewMigratedURL(t))
+	if err != nil {
+		t.Fatalf("storetest: open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func createDB(t testing.TB, template string) string {
+	t.Helper()
+	base := BaseURL(t)
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	name := "t_" + randomName()
+	q := `CREATE DATABASE ` + pq.QuoteIdentifier(name)
+	if template != "" {
+		q += ` TEMPLATE ` + pq.QuoteIdentifier(template)
+	}
+	// Identifiers cannot be placeholders; name and template are generated here, never input.
+	if _, err := admin.Exec(q); err != nil {
+		t.Fatalf("storetest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(`DROP DATABASE IF EXISTS ` + pq.QuoteIdentifier(name) + ` WITH (FORCE)`)
+	})
+	return withDB(base, name)
+}
+
+func withDB(base, name string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randomName() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
