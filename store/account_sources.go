@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// This file keeps an account's instruction sources: the core and mode layers
+// of catalog profiles, read from docs/agents/ of a repository the account
+// names directly. They feed workflow dispatch only; they grant no standalone
+// document access and nothing in another project.
+
+// NewAccountSource is what AddAccountSource needs. The caller has validated
+// every field; the schema checks layer, path prefix, commit and branch again.
+// Empty strings mean "not set".
+type NewAccountSource struct {
+	AccountID            string
+	GitHubOwner          string
+	GitHubRepository     string
+	GitHubInstallationID int64
+	Layer                string // core, mode:worker or mode:verifier
+	Path                 string // under docs/agents/
+	CommitSHA            string // exactly one of CommitSHA and TrackingRef
+	TrackingRef          string
+}
+
+const accountSourceColumns = `id, account_id, github_owner, github_repository,
+	github_installation_id, layer, path, commit_sha, tracking_ref, created_at, revoked_at`
+
+const insertAccountSourceSQL = `
+	INSERT INTO account_sources (account_id, github_owner, github_repository,
+		github_installation_id, layer, path, commit_sha, tracking_ref)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), NULLIF($8, ''))
+	RETURNING ` + accountSourceColumns
+
+// AddAccountSource adds an account instruction source and audits it. An
+// unknown account is a *RefusedError (ErrNotFound).
+func (db *DB) AddAccountSource(ctx context.Context, in NewAccountSource) (AccountSource, error) {
+	var s AccountSource
+	err := db.inTx(ctx, "add account source", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockAccount(ctx, tx, in.AccountID); err != nil {
+			return err
+		}
+		var err error
+		s, err = scanAccountSource(tx.QueryRowContext(ctx, insertAccountSourceSQL, in.AccountID, in.GitHubOwner,
+			in.GitHubRepository, in.GitHubInstallationID, in.Layer, in.Path, in.CommitSHA, in.TrackingRef))
+		if err != nil {
+			return err
+		}
+		d := sourceDetails("", "instruction", s.Path, s.CommitSHA, s.TrackingRef, nil, 0)
+		d["layer"] = s.Layer
+		d["github_owner"] = s.GitHubOwner
+		d["github_repository"] = s.GitHubRepository
+		d["github_installation_id"] = s.GitHubInstallationID
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account_source.add",
+			AccountID: s.AccountID, Target: s.ID, Outcome: OutcomeOK, Details: d})
+	})
+	if err != nil {
+		return AccountSource{}, err
+	}
+	return s, nil
+}
+
+const revokeAccountSourceSQL = `
+	UPDATE account_sources SET revoked_at = now()
+	WHERE id = $1 AND revoked_at IS NULL
+	RETURNING ` + accountSourceColumns
+
+// RevokeAccountSource revokes an account instruction source and audits it. An
+// unknown or already revoked source is a *RefusedError.
+func (db *DB) RevokeAccountSource(ctx context.Context, sourceID string) (AccountSource, error) {
+	var s AccountSource
+	err := db.inTx(ctx, "revoke account source", func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		s, err = scanAccountSource(tx.QueryRowContext(ctx, revokeAccountSourceSQL, sourceID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM account_sources WHERE id = $1`,
+				"account source", sourceID)
+		}
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account_source.revoke",
+			AccountID: s.AccountID, Target: s.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return AccountSource{}, err
+	}
+	return s, nil
+}
+
+const listAccountSourcesSQL = `
+	SELECT ` + accountSourceColumns + ` FROM account_sources
+	WHERE account_id = $1
+	ORDER BY created_at, id`
+
+// ListAccountSources returns every instruction source of an account, revoked
+// ones included, oldest first. An unknown account is a *RefusedError (ErrNotFound).
+func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]AccountSource, error) {
+	out := []AccountSource{}
+	err := db.inTx(ctx, "list account sources", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, listAccountSourcesSQL, accountID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanAccountSource(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanAccountSource(sc sqlScanner) (AccountSource, error) {
+	var s AccountSource
+	var commit, tracking sql.NullString
+	var revoked sql.NullTime
+	err := sc.Scan(&s.ID, &s.AccountID, &s.GitHubOwner, &s.GitHubRepository, &s.GitHubInstallationID,
+		&s.Layer, &s.Path, &commit, &tracking, &s.CreatedAt, &revoked)
+	if err != nil {
+		return AccountSource{}, err
+	}
+	s.CommitSHA = nullableString(commit)
+	s.TrackingRef = nullableString(tracking)
+	if revoked.Valid {
+		s.RevokedAt = &revoked.Time
+	}
+	return s, nil
+}

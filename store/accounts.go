@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// This file holds the tenant tree that the admin CLI builds: accounts, projects,
+// principals and project membership. Every method that changes a row writes one
+// audit event in the same transaction, so an accepted change and its audit row
+// commit together or not at all.
+
+// RefusedError is an admin change refused by a rule that only the database can
+// check: an unknown project, a repository that is not linked, a source that is
+// already revoked. Msg is plain text for the administrator (identifiers only,
+// never secrets); errors.Is matches Kind, which is ErrNotFound, ErrConflict or
+// ErrInvalid. A refused change has written nothing: its transaction rolled back.
+type RefusedError struct {
+	Kind error
+	Msg  string
+}
+
+func (e *RefusedError) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel, so errors.Is(err, ErrNotFound) works.
+func (e *RefusedError) Unwrap() error { return e.Kind }
+
+func refused(kind error, format string, args ...any) error {
+	return &RefusedError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Membership says that a principal is a member of a project.
+type Membership struct {
+	ProjectID   string    `json:"project_id"`
+	PrincipalID string    `json:"principal_id"`
+	AccountID   string    `json:"account_id"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+const insertAccountSQL = `
+	INSERT INTO accounts (name) VALUES ($1)
+	RETURNING id, name, created_at`
+
+// CreateAccount creates an account and audits it.
+func (db *DB) CreateAccount(ctx context.Context, name string) (Account, error) {
+	var a Account
+	err := db.inTx(ctx, "create account", func(ctx context.Context, tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, insertAccountSQL, name).Scan(&a.ID, &a.Name, &a.CreatedAt); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account.create",
+			AccountID: a.ID, Target: a.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return a, nil
+}
+
+const insertProjectSQL = `
+	INSERT INTO projects (account_id, name) VALUES ($1, $2)
+	RETURNING id, account_id, name, created_at`
+
+// CreateProject creates a project in an existing account and audits it.
+// An unknown account is a *RefusedError (ErrNotFound).
+func (db *DB) CreateProject(ctx context.Context, accountID, name string) (Project, error) {
+	var p Project
+	err := db.inTx(ctx, "create project", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, insertProjectSQL, accountID, name).Scan(
+			&p.ID, &p.AccountID, &p.Name, &p.CreatedAt); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project.create",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: p.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return Project{}, err
+	}
+	return p, nil
+}
+
+const insertPrincipalSQL = `
+	INSERT INTO principals (account_id, name) VALUES ($1, $2)
+	RETURNING id, account_id, name, created_at`
+
+// CreatePrincipal creates a principal in an existing account and audits it.
+// An unknown account is a *RefusedError (ErrNotFound).
+func (db *DB) CreatePrincipal(ctx context.Context, accountID, name string) (Principal, error) {
+	var u Principal
+	err := db.inTx(ctx, "create principal", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, insertPrincipalSQL, accountID, name).Scan(
+			&u.ID, &u.AccountID, &u.Name, &u.CreatedAt); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.create",
+			AccountID: u.AccountID, Target: u.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return Principal{}, err
+	}
+	return u, nil
+}
+
+const insertMemberSQL = `
+	INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)
+	ON CONFLICT (project_id, principal_id) DO NOTHING
+	RETURNING created_at`
+
+// AddMember makes a principal a member of a project of the same account and
+// audits it. An unknown project or principal, a principal of another account,
+// or an existing membership is a *RefusedError.
+func (db *DB) AddMember(ctx context.Context, projectID, principalID string) (Membership, error) {
+	m := Membership{ProjectID: projectID, PrincipalID: principalID}
+	err := db.inTx(ctx, "add member", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, projectID)
+		if err != nil {
+			return err
+		}
+		u, err := lockPrincipal(ctx, tx, principalID)
+		if err != nil {
+			return err
+		}
+		// Because a project is the tenant boundary, membership never crosses accounts.
+		if u.AccountID != p.AccountID {
+			return refused(ErrInvalid, "principal %s belongs to account %s, not to account %s of project %s",
+				u.ID, u.AccountID, p.AccountID, p.ID)
+		}
+		err = tx.QueryRowContext(ctx, insertMemberSQL, projectID, principalID).Scan(&m.CreatedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return refused(ErrConflict, "principal %s is already a member of project %s", principalID, projectID)
+		}
+		if err != nil {
+			return err
+		}
+		m.AccountID = p.AccountID
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.add",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: u.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return Membership{}, err
+	}
+	return m, nil
+}
+
+const listAccountAuditSQL = `
+	SELECT id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
+	       target, outcome, details
+	FROM audit_events
+	WHERE account_id = $1 AND at >= $2
+	ORDER BY id
+	LIMIT $3`
+
+// ListAccountAudit returns up to limit audit events of an account (including
+// those of its projects) since a time, oldest first. An unknown account is a
+// *RefusedError (ErrNotFound).
+func (db *DB) ListAccountAudit(ctx context.Context, accountID string, since time.Time, limit int) ([]AuditEvent, error) {
+	var out []AuditEvent
+	err := db.inTx(ctx, "list account audit", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, listAccountAuditSQL, accountID, since, limit)
+		if err != nil {
+			return err
+		}
+		out, err = scanAuditRows(rows)
+		return err
+	})
+	return out, err
+}
+
+// scanAuditRows reads the rows of a listAudit-shaped query and closes them.
+func scanAuditRows(rows *sql.Rows) ([]AuditEvent, error) {
+	defer rows.Close()
+	out := []AuditEvent{}
+	for rows.Next() {
+		var e AuditEvent
+		var details []byte
+		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ProjectID, &e.AccountID,
+			&e.Target, &e.Outcome, &details); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(details, &e.Details); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// lockAccount checks that an account exists and keeps it from changing until
+// the transaction ends.
+func lockAccount(ctx context.Context, tx *sql.Tx, accountID string) error {
+	var id string
+	err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR KEY SHARE`, accountID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refused(ErrNotFound, "account %s not found", accountID)
+	}
+	return err
+}
+
+// lockProject returns a project and keeps it from changing until the
+// transaction ends. An unknown project is a *RefusedError (ErrNotFound).
+func lockProject(ctx context.Context, tx *sql.Tx, projectID string) (Project, error) {
+	var p Project
+	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at FROM projects
+		WHERE id = $1 FOR KEY SHARE`, projectID).Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Project{}, refused(ErrNotFound, "project %s not found", projectID)
+	}
+	return p, err
+}
+
+// lockPrincipal returns a principal and keeps it from changing until the
+// transaction ends. An unknown principal is a *RefusedError (ErrNotFound).
+func lockPrincipal(ctx context.Context, tx *sql.Tx, principalID string) (Principal, error) {
+	var u Principal
+	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at FROM principals
+		WHERE id = $1 FOR KEY SHARE`, principalID).Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, refused(ErrNotFound, "principal %s not found", principalID)
+	}
+	return u, err
+}
+
+// projectAccount returns the account of a project, for audit rows.
+func projectAccount(ctx context.Context, tx *sql.Tx, projectID string) (string, error) {
+	var id string
+	err := tx.QueryRowContext(ctx, `SELECT account_id FROM projects WHERE id = $1`, projectID).Scan(&id)
+	return id, err
+}

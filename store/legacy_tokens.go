@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/lib/pq"
+)
+
+// This file issues, lists and revokes legacy static project tokens. The store
+// sees only the SHA-256 of a token, never the token: the admin CLI prints the
+// token once and forgets it. Their scopes are limited to memory and tasks, by
+// LegacyScopes here and by a CHECK in schema.sql, so a legacy token can never
+// read documents or dispatch workflows.
+
+// LegacyScopes are the only scopes a legacy token may hold.
+var LegacyScopes = []string{"memory:read", "memory:write", "tasks:read", "tasks:write"}
+
+// NewLegacyToken is what IssueLegacyToken needs.
+type NewLegacyToken struct {
+	ProjectID string
+	Name      string
+	TokenHash []byte   // SHA-256 of the token string, 32 bytes
+	Scopes    []string // a non-empty subset of LegacyScopes
+}
+
+const legacyTokenColumns = `id, project_id, name, scopes, created_at, revoked_at`
+
+const insertLegacyTokenSQL = `
+	INSERT INTO legacy_tokens (project_id, name, token_hash, scopes)
+	VALUES ($1, $2, $3, $4)
+	RETURNING ` + legacyTokenColumns
+
+// IssueLegacyToken stores the hash of a new legacy token of a project and
+// audits it. An unknown project is a *RefusedError (ErrNotFound); a hash that
+// is not 32 bytes, or a scope outside LegacyScopes, is ErrInvalid.
+func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyToken, error) {
+	// Because only a hash may reach the table, anything but 32 bytes is refused:
+	// a caller passing the token itself would otherwise store a secret.
+	if len(in.TokenHash) != 32 {
+		return LegacyToken{}, refused(ErrInvalid, "legacy token hash must be 32 bytes")
+	}
+	if len(in.Scopes) == 0 {
+		return LegacyToken{}, refused(ErrInvalid, "legacy token needs at least one scope")
+	}
+	for _, s := range in.Scopes {
+		if !slices.Contains(LegacyScopes, s) {
+			return LegacyToken{}, refused(ErrInvalid, "scope %q is not allowed on a legacy token", s)
+		}
+	}
+	var t LegacyToken
+	err := db.inTx(ctx, "issue legacy token", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, in.ProjectID)
+		if err != nil {
+			return err
+		}
+		t, err = scanLegacyToken(tx.QueryRowContext(ctx, insertLegacyTokenSQL, in.ProjectID, in.Name,
+			in.TokenHash, pq.Array(in.Scopes)))
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.issue",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: t.ID, Outcome: OutcomeOK,
+			Details: map[string]any{"name": t.Name, "scopes": t.Scopes}})
+	})
+	if err != nil {
+		return LegacyToken{}, err
+	}
+	return t, nil
+}
+
+const revokeLegacyTokenSQL = `
+	UPDATE legacy_tokens SET revoked_at = now()
+	WHERE id = $1 AND revoked_at IS NULL
+	RETURNING ` + legacyTokenColumns
+
+// RevokeLegacyToken revokes a legacy token and audits it. An unknown or
+// already revoked token is a *RefusedError.
+func (db *DB) RevokeLegacyToken(ctx context.Context, tokenID string) (LegacyToken, error) {
+	var t LegacyToken
+	err := db.inTx(ctx, "revoke legacy token", func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		t, err = scanLegacyToken(tx.QueryRowContext(ctx, revokeLegacyTokenSQL, tokenID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM legacy_tokens WHERE id = $1`,
+				"legacy token", tokenID)
+		}
+		if err != nil {
+			return err
+		}
+		account, err := projectAccount(ctx, tx, t.ProjectID)
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.revoke",
+			ProjectID: t.ProjectID, AccountID: account, Target: t.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return LegacyToken{}, err
+	}
+	return t, nil
+}
+
+const listLegacyTokensSQL = `
+	SELECT ` + legacyTokenColumns + ` FROM legacy_tokens
+	WHERE project_id = $1
+	ORDER BY created_at, id`
+
+// ListLegacyTokens returns every legacy token of a project (never a hash),
+// revoked ones included, oldest first. An unknown project is a *RefusedError.
+func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
+	out := []LegacyToken{}
+	err := db.inTx(ctx, "list legacy tokens", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := lockProject(ctx, tx, projectID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, listLegacyTokensSQL, projectID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanLegacyToken(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanLegacyToken(sc sqlScanner) (LegacyToken, error) {
+	var t LegacyToken
+	var revoked sql.NullTime
+	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &revoked); err != nil {
+		return LegacyToken{}, err
+	}
+	if revoked.Valid {
+		t.RevokedAt = &revoked.Time
+	}
+	return t, nil
+}

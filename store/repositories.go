@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// This file links and unlinks a project's GitHub repositories. A project has at
+// most one active link per repository (owner and name compared case-insensitively,
+// as GitHub does). Unlinking sets revoked_at; the document sources of the old
+// link stay listed but can no longer be read (repository_revoked), and a later
+// link of the same repository is a new row that those sources do not point at.
+
+// NewRepository is what LinkRepository needs. The caller has validated the
+// GitHub names and identifiers; the schema checks them again.
+type NewRepository struct {
+	ProjectID            string
+	GitHubOwner          string
+	GitHubRepository     string
+	GitHubInstallationID int64
+	GitHubRepositoryID   int64 // 0 when unknown
+}
+
+const repositoryColumns = `id, project_id, github_owner, github_repository,
+	github_installation_id, github_repository_id, created_at, revoked_at`
+
+const insertRepositorySQL = `
+	INSERT INTO repositories (project_id, github_owner, github_repository,
+		github_installation_id, github_repository_id)
+	VALUES ($1, $2, $3, $4, NULLIF($5, 0))
+	RETURNING ` + repositoryColumns
+
+const activeRepositorySQL = `
+	SELECT ` + repositoryColumns + ` FROM repositories
+	WHERE project_id = $1 AND lower(github_owner) = lower($2)
+	  AND lower(github_repository) = lower($3) AND revoked_at IS NULL
+	FOR SHARE`
+
+// LinkRepository links a GitHub repository to a project and audits it. An
+// unknown project, or a repository that is already linked to the project, is a
+// *RefusedError.
+func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository, error) {
+	var r Repository
+	err := db.inTx(ctx, "link repository", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, in.ProjectID)
+		if err != nil {
+			return err
+		}
+		old, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL, in.ProjectID, in.GitHubOwner, in.GitHubRepository))
+		switch {
+		case err == nil:
+			return refused(ErrConflict, "repository %s/%s is already linked to project %s (repository id %s)",
+				old.GitHubOwner, old.GitHubRepository, in.ProjectID, old.ID)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		r, err = scanRepository(tx.QueryRowContext(ctx, insertRepositorySQL, in.ProjectID, in.GitHubOwner,
+			in.GitHubRepository, in.GitHubInstallationID, in.GitHubRepositoryID))
+		if err != nil {
+			return err
+		}
+		details := map[string]any{
+			"github_owner":           r.GitHubOwner,
+			"github_repository":      r.GitHubRepository,
+			"github_installation_id": r.GitHubInstallationID,
+		}
+		if r.GitHubRepositoryID != nil {
+			details["github_repository_id"] = *r.GitHubRepositoryID
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "repository.link",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: r.ID, Outcome: OutcomeOK, Details: details})
+	})
+	if err != nil {
+		return Repository{}, err
+	}
+	return r, nil
+}
+
+const unlinkRepositorySQL = `
+	UPDATE repositories SET revoked_at = now()
+	WHERE project_id = $1 AND lower(github_owner) = lower($2)
+	  AND lower(github_repository) = lower($3) AND revoked_at IS NULL
+	RETURNING ` + repositoryColumns
+
+// UnlinkRepository revokes a project's active link to a repository and audits
+// it. An unknown project, or a repository that is not linked, is a *RefusedError.
+func (db *DB) UnlinkRepository(ctx context.Context, projectID, owner, repository string) (Repository, error) {
+	var r Repository
+	err := db.inTx(ctx, "unlink repository", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, projectID)
+		if err != nil {
+			return err
+		}
+		r, err = scanRepository(tx.QueryRowContext(ctx, unlinkRepositorySQL, projectID, owner, repository))
+		if errors.Is(err, sql.ErrNoRows) {
+			return refused(ErrNotFound, "repository %s/%s is not linked to project %s", owner, repository, projectID)
+		}
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "repository.unlink",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: r.ID, Outcome: OutcomeOK,
+			Details: map[string]any{"github_owner": r.GitHubOwner, "github_repository": r.GitHubRepository}})
+	})
+	if err != nil {
+		return Repository{}, err
+	}
+	return r, nil
+}
+
+const listRepositoriesSQL = `
+	SELECT ` + repositoryColumns + ` FROM repositories
+	WHERE project_id = $1
+	ORDER BY created_at, id`
+
+// ListRepositories returns every repository link of a project, revoked ones
+// included, oldest first. An unknown project is a *RefusedError (ErrNotFound).
+func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Repository, error) {
+	out := []Repository{}
+	err := db.inTx(ctx, "list repositories", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := lockProject(ctx, tx, projectID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, listRepositoriesSQL, projectID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRepository(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sqlScanner is what *sql.Row and *sql.Rows offer.
+type sqlScanner interface {
+	Scan(dest ...any) error
+}
+
+func scanRepository(s sqlScanner) (Repository, error) {
+	var r Repository
+	var repoID sql.NullInt64
+	var revoked sql.NullTime
+	err := s.Scan(&r.ID, &r.ProjectID, &r.GitHubOwner, &r.GitHubRepository,
+		&r.GitHubInstallationID, &repoID, &r.CreatedAt, &revoked)
+	if err != nil {
+		return Repository{}, err
+	}
+	if repoID.Valid {
+		r.GitHubRepositoryID = &repoID.Int64
+	}
+	if revoked.Valid {
+		r.RevokedAt = &revoked.Time
+	}
+	return r, nil
+}

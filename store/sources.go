@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// This file keeps a project's document allowlist. A document source names one
+// path in one linked repository, pinned at a commit or (role instruction only)
+// tracking a branch that workflow dispatch resolves. Sources are added and
+// revoked only here, by the admin CLI: no model-facing path writes them.
+
+// NewDocumentSource is what AddDocumentSource needs. The caller has validated
+// every field (path, commit, branch, profile, limit); the schema checks the
+// same rules again. Empty strings mean "not set".
+type NewDocumentSource struct {
+	ProjectID        string
+	GitHubOwner      string
+	GitHubRepository string
+	Role             string // runtime, reference or instruction
+	Path             string
+	CommitSHA        string // exactly one of CommitSHA and TrackingRef
+	TrackingRef      string
+	Profile          string
+	FragmentLimit    int
+}
+
+const documentSourceSelect = `
+	SELECT s.id, s.project_id, s.repository_id, r.github_owner, r.github_repository,
+	       r.github_installation_id, r.github_repository_id, s.role, s.path, s.commit_sha,
+	       s.tracking_ref, s.profile, s.fragment_limit, s.created_at, s.revoked_at, r.revoked_at
+	FROM document_sources s JOIN repositories r ON r.id = s.repository_id`
+
+const insertDocumentSourceSQL = `
+	INSERT INTO document_sources (project_id, repository_id, role, path, commit_sha,
+		tracking_ref, profile, fragment_limit)
+	VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), NULLIF($7, ''), $8)
+	RETURNING id`
+
+// AddDocumentSource allowlists a document of a repository linked to the
+// project and audits it. An unknown project, or a repository that is not
+// actively linked to it, is a *RefusedError.
+func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (DocumentSource, error) {
+	var s DocumentSource
+	err := db.inTx(ctx, "add document source", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, in.ProjectID)
+		if err != nil {
+			return err
+		}
+		// FOR SHARE: a concurrent unlink waits for this transaction, so a source
+		// is never added to a link that is being revoked.
+		repo, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL,
+			in.ProjectID, in.GitHubOwner, in.GitHubRepository))
+		if errors.Is(err, sql.ErrNoRows) {
+			return refused(ErrNotFound, "repository %s/%s is not linked to project %s",
+				in.GitHubOwner, in.GitHubRepository, in.ProjectID)
+		}
+		if err != nil {
+			return err
+		}
+		var id string
+		if err := tx.QueryRowContext(ctx, insertDocumentSourceSQL, in.ProjectID, repo.ID, in.Role, in.Path,
+			in.CommitSHA, in.TrackingRef, in.Profile, in.FragmentLimit).Scan(&id); err != nil {
+			return err
+		}
+		if s, err = scanDocumentSource(tx.QueryRowContext(ctx, documentSourceSelect+` WHERE s.id = $1`, id)); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "document_source.add",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: s.ID, Outcome: OutcomeOK,
+			Details: sourceDetails(s.RepositoryID, s.Role, s.Path, s.CommitSHA, s.TrackingRef, s.Profile, s.FragmentLimit)})
+	})
+	if err != nil {
+		return DocumentSource{}, err
+	}
+	return s, nil
+}
+
+const revokeDocumentSourceSQL = `
+	UPDATE document_sources SET revoked_at = now()
+	WHERE id = $1 AND revoked_at IS NULL
+	RETURNING id`
+
+// RevokeDocumentSource revokes a document source and audits it. An unknown or
+// already revoked source is a *RefusedError.
+func (db *DB) RevokeDocumentSource(ctx context.Context, sourceID string) (DocumentSource, error) {
+	var s DocumentSource
+	err := db.inTx(ctx, "revoke document source", func(ctx context.Context, tx *sql.Tx) error {
+		var id string
+		err := tx.QueryRowContext(ctx, revokeDocumentSourceSQL, sourceID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM document_sources WHERE id = $1`,
+				"document source", sourceID)
+		}
+		if err != nil {
+			return err
+		}
+		if s, err = scanDocumentSource(tx.QueryRowContext(ctx, documentSourceSelect+` WHERE s.id = $1`, id)); err != nil {
+			return err
+		}
+		account, err := projectAccount(ctx, tx, s.ProjectID)
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "document_source.revoke",
+			ProjectID: s.ProjectID, AccountID: account, Target: s.ID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return DocumentSource{}, err
+	}
+	return s, nil
+}
+
+// ListDocumentSources returns every document source of a project, revoked ones
+// and those of unlinked repositories included, oldest first. An unknown project
+// is a *RefusedError (ErrNotFound).
+func (db *DB) ListDocumentSources(ctx context.Context, projectID string) ([]DocumentSource, error) {
+	out := []DocumentSource{}
+	err := db.inTx(ctx, "list document sources", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := lockProject(ctx, tx, projectID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, documentSourceSelect+` WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, projectID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanDocumentSource(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanDocumentSource(sc sqlScanner) (DocumentSource, error) {
+	var s DocumentSource
+	var repoID sql.NullInt64
+	var commit, tracking, profile sql.NullString
+	var revoked, repoRevoked sql.NullTime
+	err := sc.Scan(&s.ID, &s.ProjectID, &s.RepositoryID, &s.GitHubOwner, &s.GitHubRepository,
+		&s.GitHubInstallationID, &repoID, &s.Role, &s.Path, &commit, &tracking, &profile,
+		&s.FragmentLimit, &s.CreatedAt, &revoked, &repoRevoked)
+	if err != nil {
+		return DocumentSource{}, err
+	}
+	if repoID.Valid {
+		s.GitHubRepositoryID = &repoID.Int64
+	}
+	s.CommitSHA = nullableString(commit)
+	s.TrackingRef = nullableString(tracking)
+	s.Profile = nullableString(profile)
+	if revoked.Valid {
+		s.RevokedAt = &revoked.Time
+	}
+	if repoRevoked.Valid {
+		s.RepositoryRevokedAt = &repoRevoked.Time
+	}
+	return s, nil
+}
+
+// sourceMissingOrRevoked explains why a revoke matched no row. query selects
+// whether the row with id $1 is revoked.
+func sourceMissingOrRevoked(ctx context.Context, tx *sql.Tx, query, what, id string) error {
+	var revoked bool
+	err := tx.QueryRowContext(ctx, query, id).Scan(&revoked)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return refused(ErrNotFound, "%s %s not found", what, id)
+	case err != nil:
+		return err
+	case revoked:
+		return refused(ErrConflict, "%s %s is already revoked", what, id)
+	default:
+		// Matched no row yet is not revoked: a concurrent change; let the admin retry.
+		return refused(ErrConflict, "%s %s changed concurrently; try again", what, id)
+	}
+}
+
+// sourceDetails is the audit record of a new source: identifiers and the
+// allowlisted location, never document content.
+func sourceDetails(repositoryID, role, path string, commit, tracking, profile *string, limit int) map[string]any {
+	d := map[string]any{"role": role, "path": path}
+	if repositoryID != "" {
+		d["repository_id"] = repositoryID
+	}
+	if commit != nil {
+		d["commit_sha"] = *commit
+	}
+	if tracking != nil {
+		d["tracking_ref"] = *tracking
+	}
+	if profile != nil {
+		d["profile"] = *profile
+	}
+	if limit != 0 {
+		d["fragment_limit"] = limit
+	}
+	return d
+}
+
+func nullableString(n sql.NullString) *string {
+	if !n.Valid {
+		return nil
+	}
+	return &n.String
+}
