@@ -1,0 +1,328 @@
+// Package cursor implements the opaque continuation cursors of HeyAira's MCP
+// tools: the next_cursor of git_document_get and the pagination cursors of
+// memory_list and task_list.
+//
+// A cursor is authenticated, not encrypted. Whoever holds one can read what
+// it says (project, principal, source, commit, path, offset, file hash,
+// expiry), all of which the tool response that carried it already told them.
+// Without a key nobody can forge a cursor, change a single bit of one, move it
+// to another kind, or extend its lifetime.
+//
+// # What Decode guarantees
+//
+// Decode returns a Cursor only when every byte of the string was produced by
+// Encode under one of the codec's keys, and the cursor has not expired. Every
+// other input gets ErrInvalid, except an authentic cursor whose expiry has
+// passed, which gets ErrExpired: the MAC is checked before the expiry, so a
+// forged or altered cursor never learns whether it would have been fresh.
+// Each cursor has exactly one string form: Encode(Decode(s)) == s for every
+// accepted s (the encoding is strict unpadded base64url, newlines and
+// non-zero padding bits are refused, and the payload is length-prefixed with
+// no trailing bytes). Errors are the two sentinels and never contain the
+// cursor. A Codec is immutable and safe for concurrent use.
+//
+// # What the caller must do
+//
+// A cursor is a handle, not a credential (Google AIP-158; MCP "state handle
+// hijacking"). Decode does not know who is asking, so after it succeeds the
+// caller must:
+//
+//   - compare Kind with the tool being called, Project and Principal with the
+//     authenticated request, and Source with the source_id argument, and treat
+//     any difference as cursor_invalid;
+//   - authorize the request exactly as it would one without a cursor;
+//   - check Offset again against the bytes it has just read (Decode only
+//     promises Offset >= 0), and FileSHA256 against the file's hash
+//     (a different hash is provider_inconsistent);
+//   - never log the cursor string, and keep field lengths within what
+//     Encode accepts (see MaxLen; a 1024-byte path fits with room to spare).
+//
+// # Format, version 1
+//
+//	cursor  = base64url-no-padding(version | key id | body | mac), ≤ MaxLen characters
+//	version = 0x01
+//	key id  = the first 4 bytes of SHA-256(key)
+//	body    = kind, project, principal, source, commit, path, file_sha256,
+//	          each as a big-endian uint16 length and that many bytes,
+//	          then offset and expires (Unix seconds) as big-endian int64
+//	mac     = HMAC-SHA-256(key, "heyaira cursor v1\x00" | version | key id | body)
+//
+// The label separates cursor MACs from any other use of the key; Kind, inside
+// the MAC, separates the uses of cursors from each other.
+//
+// # Keys
+//
+// A Codec holds one or more keys of at least 32 bytes. The first key signs;
+// every key verifies, and the key id in a cursor selects the key directly.
+// To rotate, put a new key on the first line of the key file, keep the old one
+// on a later line for at least the cursor lifetime (15 minutes), then delete
+// it. Cursors signed with a deleted key become invalid.
+package cursor
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalid is returned by Decode for any cursor that is not one the codec's
+// keys produced: malformed, altered, truncated, signed with an unknown key, or
+// of an unknown version. It carries no detail, so it never echoes the cursor.
+var ErrInvalid = errors.New("cursor: invalid")
+
+// ErrExpired is returned by Decode for an authentic cursor whose expiry has
+// passed. Only a cursor with a valid MAC can get it.
+var ErrExpired = errors.New("cursor: expired")
+
+// Cursor is what a cursor says. Kind separates uses: "document" for
+// git_document_get, "memory_list" and "task_list" for pagination (for those,
+// Path holds the last key or id seen and Source, Commit and FileSHA256 are
+// empty).
+type Cursor struct {
+	Kind, Project, Principal, Source, Commit, Path string
+	Offset                                         int64
+	FileSHA256                                     string    // lowercase hex of the whole file
+	Expires                                        time.Time // second precision; Decode returns it in UTC
+}
+
+const (
+	// MaxLen is the longest cursor string Decode accepts, checked before any
+	// decoding. It leaves room for 3005 bytes of string fields in total.
+	MaxLen = 4096
+
+	// MinKeyLen is the shortest key NewCodec and ParseKeys accept, in bytes.
+	MinKeyLen = 32
+
+	version   = 1
+	label     = "heyaira cursor v1\x00"
+	idLen     = 4
+	macLen    = sha256.Size
+	headerLen = 1 + idLen
+	// minRawLen is a cursor whose seven strings are all empty.
+	minRawLen = headerLen + 7*2 + 8 + 8 + macLen
+	maxRawLen = MaxLen / 4 * 3
+
+	// maxUnix bounds Expires to 1970-01-01 … 9999-12-31T23:59:59Z, because
+	// time.Unix(s, 0).Unix() == s holds there, so a decoded cursor re-encodes
+	// to the same bytes.
+	maxUnix = 253402300799
+)
+
+// b64 is strict: it refuses padding and non-zero trailing bits, which would
+// otherwise give one cursor several spellings. It still skips '\r' and '\n',
+// so decode checks the alphabet first.
+var b64 = base64.RawURLEncoding.Strict()
+
+// Internal reasons, kept apart for the test vectors. Decode folds all of them
+// into ErrInvalid.
+var (
+	errMalformed = errors.New("cursor: malformed")
+	errBadMAC    = errors.New("cursor: bad mac")
+)
+
+type key struct {
+	id     [idLen]byte
+	secret []byte
+}
+
+// Codec encodes and decodes cursors with a fixed set of keys.
+type Codec struct {
+	keys []*key // keys[0] signs
+	byID map[[idLen]byte]*key
+}
+
+// NewCodec returns a codec for keys, each at least MinKeyLen bytes; the first
+// signs and all verify. The keys are copied. Two equal keys (or, with odds of
+// 2^-32, two keys with the same id) are an error.
+func NewCodec(keys ...[]byte) (*Codec, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("cursor: no keys")
+	}
+	c := &Codec{byID: make(map[[idLen]byte]*key, len(keys))}
+	for i, secret := range keys {
+		if len(secret) < MinKeyLen {
+			return nil, fmt.Errorf("cursor: key %d is %d bytes, need at least %d", i+1, len(secret), MinKeyLen)
+		}
+		k := &key{id: keyID(secret), secret: append([]byte(nil), secret...)}
+		if _, dup := c.byID[k.id]; dup {
+			// Because verification picks the key by id, ids must be unique.
+			return nil, fmt.Errorf("cursor: key %d repeats an earlier key id", i+1)
+		}
+		c.byID[k.id] = k
+		c.keys = append(c.keys, k)
+	}
+	return c, nil
+}
+
+func keyID(secret []byte) [idLen]byte {
+	sum := sha256.Sum256(secret)
+	return [idLen]byte(sum[:idLen])
+}
+
+// KeyIDs returns the hex key ids, signing key first. They are safe to log.
+func (c *Codec) KeyIDs() []string {
+	ids := make([]string, len(c.keys))
+	for i, k := range c.keys {
+		ids[i] = fmt.Sprintf("%x", k.id)
+	}
+	return ids
+}
+
+// String describes the codec without its keys, so that printing or logging a
+// Codec cannot leak them.
+func (c *Codec) String() string {
+	return fmt.Sprintf("cursor.Codec{keys: %d, signing key id: %x}", len(c.keys), c.keys[0].id)
+}
+
+// GoString is String, for %#v.
+func (c *Codec) GoString() string { return c.String() }
+
+// Encode returns the cursor string for cur, signed with the first key.
+// Expires is truncated to the second.
+//
+// Encode panics if the result could never be decoded: a negative Offset,
+// Expires outside the years 1970–9999, or a cursor longer than MaxLen. These
+// are programming errors; callers bound their fields.
+func (c *Codec) Encode(cur Cursor) string {
+	return c.keys[0].encode(cur)
+}
+
+func (k *key) encode(cur Cursor) string {
+	if cur.Offset < 0 {
+		panic("cursor: Encode with negative Offset")
+	}
+	exp := cur.Expires.Unix()
+	if exp < 0 || exp > maxUnix {
+		panic("cursor: Encode with Expires outside 1970–9999")
+	}
+	raw := make([]byte, 0, maxRawLen)
+	raw = append(raw, version)
+	raw = append(raw, k.id[:]...)
+	for _, f := range cur.strings() {
+		if len(f) > maxRawLen {
+			panic("cursor: Encode with a field longer than MaxLen")
+		}
+		raw = binary.BigEndian.AppendUint16(raw, uint16(len(f)))
+		raw = append(raw, f...)
+	}
+	raw = binary.BigEndian.AppendUint64(raw, uint64(cur.Offset))
+	raw = binary.BigEndian.AppendUint64(raw, uint64(exp))
+	raw = k.mac(raw, raw)
+	if len(raw) > maxRawLen {
+		panic("cursor: Encode result longer than MaxLen")
+	}
+	return b64.EncodeToString(raw)
+}
+
+// strings lists the string fields in wire order.
+func (cur *Cursor) strings() [7]string {
+	return [7]string{cur.Kind, cur.Project, cur.Principal, cur.Source, cur.Commit, cur.Path, cur.FileSHA256}
+}
+
+// mac appends HMAC-SHA-256(secret, label | msg) to dst.
+func (k *key) mac(dst, msg []byte) []byte {
+	m := hmac.New(sha256.New, k.secret)
+	m.Write([]byte(label)) // domain separation: this key's MACs mean "cursor v1"
+	m.Write(msg)
+	return m.Sum(dst)
+}
+
+// Decode verifies s and returns what it says. It returns ErrInvalid or
+// ErrExpired and nothing else; on error the Cursor is zero. A cursor is
+// expired when now is at or after its Expires.
+func (c *Codec) Decode(s string, now time.Time) (Cursor, error) {
+	cur, err := c.decode(s, now)
+	switch err {
+	case nil:
+		return cur, nil
+	case ErrExpired:
+		return Cursor{}, ErrExpired
+	default:
+		return Cursor{}, ErrInvalid
+	}
+}
+
+// decode is Decode with the reason kept: errMalformed, errBadMAC or
+// ErrExpired.
+func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
+	// The length cap comes first, because it bounds all the work below.
+	if len(s) > MaxLen {
+		return Cursor{}, errMalformed
+	}
+	// Because the decoder skips '\r' and '\n' even in strict mode, a cursor
+	// with a newline added would decode to the same bytes; allow only the
+	// 64 characters of the alphabet.
+	for i := 0; i < len(s); i++ {
+		if !isB64URL(s[i]) {
+			return Cursor{}, errMalformed
+		}
+	}
+	raw, err := b64.DecodeString(s)
+	if err != nil || len(raw) < minRawLen {
+		return Cursor{}, errMalformed
+	}
+	if raw[0] != version {
+		return Cursor{}, errMalformed
+	}
+	k := c.byID[[idLen]byte(raw[1:headerLen])]
+	if k == nil {
+		return Cursor{}, errBadMAC
+	}
+	n := len(raw) - macLen
+	// hmac.Equal takes time independent of where the MACs differ, so timing
+	// tells an attacker nothing about how close a forgery came.
+	if !hmac.Equal(raw[n:], k.mac(nil, raw[:n])) {
+		return Cursor{}, errBadMAC
+	}
+	// From here on the bytes are authentic: they are our own Encode's output
+	// unless a key leaked. The checks below keep Decode total and canonical.
+	cur, ok := parseBody(raw[headerLen:n])
+	if !ok {
+		return Cursor{}, errMalformed
+	}
+	if !now.Before(cur.Expires) {
+		return Cursor{}, ErrExpired
+	}
+	return cur, nil
+}
+
+func isB64URL(b byte) bool {
+	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_'
+}
+
+// parseBody parses the body exactly as encode writes it: seven
+// length-prefixed strings, offset ≥ 0, expires within maxUnix, and nothing
+// after.
+func parseBody(b []byte) (Cursor, bool) {
+	var f [7]string
+	for i := range f {
+		if len(b) < 2 {
+			return Cursor{}, false
+		}
+		n := int(binary.BigEndian.Uint16(b))
+		b = b[2:]
+		if len(b) < n {
+			return Cursor{}, false
+		}
+		f[i] = string(b[:n])
+		b = b[n:]
+	}
+	if len(b) != 16 {
+		return Cursor{}, false
+	}
+	off := int64(binary.BigEndian.Uint64(b))
+	exp := int64(binary.BigEndian.Uint64(b[8:]))
+	if off < 0 || exp < 0 || exp > maxUnix {
+		return Cursor{}, false
+	}
+	return Cursor{
+		Kind: f[0], Project: f[1], Principal: f[2], Source: f[3], Commit: f[4], Path: f[5],
+		FileSHA256: f[6],
+		Offset:     off,
+		Expires:    time.Unix(exp, 0).UTC(),
+	}, true
+}
