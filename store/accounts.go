@@ -152,6 +152,17 @@ func (db *DB) AddMember(ctx context.Context, projectID, principalID string) (Mem
 	return m, nil
 }
 
+// GetProject returns a project. An unknown project is a *RefusedError (ErrNotFound).
+func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error) {
+	var p Project
+	err := db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		p, err = lockProject(ctx, tx, projectID)
+		return err
+	})
+	return p, err
+}
+
 const listAccountAuditSQL = `
 	SELECT id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
 	       target, outcome, details

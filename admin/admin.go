@@ -1,0 +1,232 @@
+// Package admin is the administrator's command-line interface:
+// `heyaira-admin <command> [flags]`, or `heyaira admin <command> [flags]`.
+//
+// It is the only way to change a project's tenant tree, its repository links,
+// its document allowlist, its account's instruction sources and its
+// credentials: there is no model-facing write path to any of them.
+//
+// Guarantees, for a reviewer:
+//   - Every command parses and validates all of its input before it opens the
+//     database, so input that breaks a rule of DESIGN.md §5 writes nothing.
+//     Rules that need the database (an unknown project, a repository that is
+//     not linked) are checked inside the store transaction that would make the
+//     change, which then rolls back: a refused command leaves no row anywhere,
+//     audit log included.
+//   - Every accepted change writes exactly one audit_events row, in the same
+//     transaction as the change (package store does both).
+//   - Secrets (legacy tokens, sign-in links) are 32 bytes from crypto/rand,
+//     printed once on stdout and handed to the store only as SHA-256 hashes.
+//
+// Exit status is applied by main: nil → 0; an error wrapping ErrUsage, or
+// flag.ErrHelp → 2 (Run has already printed the reason or the help); any other
+// error → 1, printed by main as "heyaira-admin: <error>" on one line.
+package admin
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"heyaira/store"
+)
+
+// ErrUsage is wrapped by every error caused by the command line itself: an
+// unknown command or flag, a missing or malformed value. main exits 2 on it.
+// Run has already printed the one-line reason on stderr.
+var ErrUsage = errors.New("usage")
+
+// Command describes one admin command, for help output and for the README
+// and docs tests that check the command reference against this table.
+type Command struct {
+	Name  string // the command word, e.g. "add-member"
+	Usage string // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
+	Short string // one line saying what it does
+	run   func(ctx context.Context, e *env, args []string) error
+}
+
+// commands is the table, in the order of DESIGN.md §5 (the order help prints).
+var commands = []Command{
+	{"migrate", "heyaira-admin migrate",
+		"apply schema.sql (idempotent, one transaction)", runMigrate},
+	{"create-account", "heyaira-admin create-account --name N",
+		"create an account", runCreateAccount},
+	{"create-project", "heyaira-admin create-project --account-id A --name N",
+		"create a project in an account", runCreateProject},
+	{"create-principal", "heyaira-admin create-principal --account-id A --name N",
+		"create a principal (a person who signs in) in an account", runCreatePrincipal},
+	{"add-member", "heyaira-admin add-member --project-id P --principal-id U",
+		"make a principal a member of a project of the same account", runAddMember},
+	{"signin-link", "heyaira-admin signin-link --principal-id U",
+		"print a one-time sign-in URL for a principal, valid 15 minutes", runSigninLink},
+	{"link-repository", "heyaira-admin link-repository --project-id P --github-owner O --github-repository R --github-installation-id I [--github-repository-id N]",
+		"link a GitHub repository to a project", runLinkRepository},
+	{"unlink-repository", "heyaira-admin unlink-repository --project-id P --github-owner O --github-repository R",
+		"revoke a project's link to a GitHub repository", runUnlinkRepository},
+	{"add-document-source", "heyaira-admin add-document-source --project-id P --github-owner O --github-repository R --document-role runtime|reference|instruction --path PATH (--commit-sha SHA40 | --track BRANCH) [--profile NAME] [--fragment-limit BYTES]",
+		"allowlist a document of a linked repository", runAddDocumentSource},
+	{"revoke-document-source", "heyaira-admin revoke-document-source --source-id S",
+		"revoke an allowlisted document", runRevokeDocumentSource},
+	{"list-document-sources", "heyaira-admin list-document-sources --project-id P",
+		"list a project's repository links and document sources", runListDocumentSources},
+	{"add-account-source", "heyaira-admin add-account-source --account-id A --github-owner O --github-repository R --github-installation-id I --layer core|mode:worker|mode:verifier --path docs/agents/PATH (--track BRANCH | --commit-sha SHA40)",
+		"add an account-wide instruction source under docs/agents/", runAddAccountSource},
+	{"revoke-account-source", "heyaira-admin revoke-account-source --source-id S",
+		"revoke an account instruction source", runRevokeAccountSource},
+	{"list-account-sources", "heyaira-admin list-account-sources --account-id A",
+		"list an account's instruction sources", runListAccountSources},
+	{"issue-legacy-token", "heyaira-admin issue-legacy-token --project-id P --name N",
+		"issue a static project token with memory/task scopes only, printed once", runIssueLegacyToken},
+	{"list-grants", "heyaira-admin list-grants --project-id P",
+		"list a project's OAuth grants, their active tokens and its legacy tokens", runListGrants},
+	{"revoke-grant", "heyaira-admin revoke-grant --grant-id G",
+		"revoke an OAuth grant and every token issued under it", runRevokeGrant},
+	{"revoke-token", "heyaira-admin revoke-token (--token-id T | --legacy-token-id L)",
+		"revoke an OAuth token (a refresh token with its whole family) or a legacy token", runRevokeToken},
+	{"audit", "heyaira-admin audit (--project-id P | --account-id A) [--since RFC3339] [--limit N]",
+		"print the audit log of a project or an account, oldest first", runAudit},
+}
+
+// Commands returns the command table (name, usage line, short help), in the
+// order help prints it. Every command also accepts --json and --help.
+func Commands() []Command {
+	out := make([]Command, len(commands))
+	copy(out, commands)
+	return out
+}
+
+// Run runs one admin command. args[0] is the command name (e.g. "migrate");
+// schema is the embedded schema.sql. It reads HEYAIRA_DATABASE_URL and
+// HEYAIRA_PUBLIC_URL (default http://127.0.0.1:8080) through getenv only.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, schema string) error {
+	if len(args) == 0 {
+		printTable(stderr)
+		return ErrUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := lookup(args[1]); ok {
+				return c.run(ctx, &env{cmd: c, stdout: stdout, stderr: stderr}, []string{"--help"})
+			}
+		}
+		printTable(stdout)
+		return flag.ErrHelp
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "heyaira-admin: unknown command %q\n", args[0])
+		printTable(stderr)
+		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
+	}
+	e := &env{cmd: c, getenv: getenv, stdout: stdout, stderr: stderr, schema: schema}
+	defer e.close()
+	err := c.run(ctx, e, args[1:])
+	var ue *usageError
+	if errors.As(err, &ue) {
+		// main prints nothing for usage errors, so the reason is printed here, once.
+		fmt.Fprintf(stderr, "heyaira-admin: %s\n", ue.Error())
+	}
+	return err
+}
+
+func lookup(name string) (Command, bool) {
+	for _, c := range commands {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Command{}, false
+}
+
+func printTable(w io.Writer) {
+	fmt.Fprintf(w, "usage: heyaira-admin <command> [flags]   (or: heyaira admin <command> [flags])\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-24s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprintf(w, "\nEvery command accepts --json and --help. Run heyaira-admin <command> --help for its flags.\n")
+}
+
+// env is what a command may use: injected I/O and configuration, and the
+// database, opened only after the command has validated its input.
+type env struct {
+	cmd    Command
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+	schema string
+	db     *store.DB
+}
+
+// open connects to HEYAIRA_DATABASE_URL. Unless migrating, it also checks
+// that the schema has been applied, so a fresh database gives a clear hint.
+func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
+	if e.db != nil {
+		return e.db, nil
+	}
+	dsn := e.getenv("HEYAIRA_DATABASE_URL")
+	if dsn == "" {
+		return nil, errors.New("HEYAIRA_DATABASE_URL is not set")
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if !migrating {
+		if err := db.CheckSchema(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	e.db = db
+	return db, nil
+}
+
+func (e *env) close() {
+	if e.db != nil {
+		e.db.Close()
+	}
+}
+
+// usageError is a problem with the command line. It wraps ErrUsage.
+type usageError struct {
+	cmd string
+	msg string
+}
+
+func (e *usageError) Error() string        { return e.cmd + ": " + e.msg }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+
+// cmdError is a command that failed after its input was accepted: a rule
+// that needs the database refused it, or the database could not answer.
+type cmdError struct {
+	cmd string
+	msg string
+	err error
+}
+
+func (e *cmdError) Error() string { return e.cmd + ": " + e.msg }
+func (e *cmdError) Unwrap() error { return e.err }
+
+// failed turns an error from the store (or from opening it) into a one-line,
+// lowercase reason prefixed with the command name.
+func failed(cmd string, err error) error {
+	var refused *store.RefusedError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &refused):
+		msg = refused.Msg
+	case errors.Is(err, store.ErrSchemaMissing):
+		msg = "database schema missing: run heyaira-admin migrate"
+	case errors.Is(err, store.ErrUnavailable):
+		msg = "database unavailable: " + msg
+	}
+	return &cmdError{cmd: cmd, msg: oneLine(msg), err: err}
+}
+
+// oneLine keeps an error message on one line, whatever the driver said.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

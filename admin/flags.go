@@ -1,0 +1,220 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"heyaira/github"
+)
+
+// This file holds what every command shares: its flag set, --help and --json,
+// the input checks that run before the database is opened, and output.
+
+// flags is one command's flag set, with the --json flag every command has.
+type flags struct {
+	*flag.FlagSet
+	e    *env
+	json *bool
+}
+
+// flags returns a new flag set for the running command. Parse errors are not
+// printed by the flag package: parse reports them as one line.
+func (e *env) flags() *flags {
+	fs := flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := &flags{FlagSet: fs, e: e}
+	f.json = fs.Bool("json", false, "print the result as JSON on stdout")
+	return f
+}
+
+// parse parses args. --help prints the command's help on stdout and returns
+// flag.ErrHelp; any other problem is a *usageError. Positional arguments are
+// refused: every value is a named flag.
+func (f *flags) parse(args []string) error {
+	err := f.FlagSet.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		f.printHelp(f.e.stdout)
+		return flag.ErrHelp
+	case err != nil:
+		return f.usage(err.Error())
+	case f.NArg() > 0:
+		return f.usage(fmt.Sprintf("unexpected argument %q (every value is given with a --flag)", f.Arg(0)))
+	}
+	return nil
+}
+
+// usage returns a usage error of the running command.
+func (f *flags) usage(msg string) error {
+	return &usageError{cmd: f.e.cmd.Name, msg: printable(msg) + " (see --help)"}
+}
+
+// check returns the first non-nil error of checks as a usage error.
+func (f *flags) check(checks ...error) error {
+	for _, err := range checks {
+		if err != nil {
+			return f.usage(err.Error())
+		}
+	}
+	return nil
+}
+
+// isSet reports whether the flag was given on the command line.
+func (f *flags) isSet(name string) bool {
+	set := false
+	f.Visit(func(fl *flag.Flag) {
+		if fl.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+func (f *flags) printHelp(w io.Writer) {
+	c := f.e.cmd
+	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags:\n", c.Usage, c.Short)
+	f.VisitAll(func(fl *flag.Flag) {
+		name, usage := flag.UnquoteUsage(fl)
+		fmt.Fprintf(w, "  --%s %s\n    \t%s", fl.Name, name, usage)
+		if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
+			fmt.Fprintf(w, " (default %s)", fl.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprintf(w, "\nExit status: 0 success, 1 failure (one-line reason on stderr), 2 usage error.\n")
+}
+
+// output prints v as JSON with --json, else calls text.
+func (f *flags) output(v any, text func(w io.Writer)) error {
+	if *f.json {
+		enc := json.NewEncoder(f.e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // URLs stay readable; the output is not HTML
+		return enc.Encode(v)
+	}
+	text(f.e.stdout)
+	return nil
+}
+
+// Checks. Each returns nil or an error whose text names the flag.
+
+var (
+	uuidRE    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+)
+
+// maxNameChars matches the schema's CHECK on names.
+const maxNameChars = 200
+
+func needUUID(name, v string) error {
+	if v == "" {
+		return fmt.Errorf("--%s is required", name)
+	}
+	if !uuidRE.MatchString(v) {
+		return fmt.Errorf("--%s must be a UUID", name)
+	}
+	return nil
+}
+
+func needName(name, v string) error {
+	switch {
+	case v == "":
+		return fmt.Errorf("--%s is required", name)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("--%s must be valid UTF-8", name)
+	case utf8.RuneCountInString(v) > maxNameChars:
+		return fmt.Errorf("--%s must be at most %d characters", name, maxNameChars)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return fmt.Errorf("--%s must not contain a control character", name)
+	case strings.TrimSpace(v) != v:
+		return fmt.Errorf("--%s must not start or end with a space", name)
+	}
+	return nil
+}
+
+func needOwner(v string) error {
+	if v == "" {
+		return errors.New("--github-owner is required")
+	}
+	return githubCheck("github-owner", github.ValidateOwner(v))
+}
+
+func needRepository(v string) error {
+	if v == "" {
+		return errors.New("--github-repository is required")
+	}
+	return githubCheck("github-repository", github.ValidateRepo(v))
+}
+
+func needPath(v string) error {
+	return githubCheck("path", github.ValidatePath(v))
+}
+
+func needCommitSHA(v string) error {
+	return githubCheck("commit-sha", github.ValidateCommitSHA(v))
+}
+
+func needBranch(v string) error {
+	return githubCheck("track", github.ValidateBranch(v))
+}
+
+// githubCheck names the flag in an error of package github's validators,
+// without their package prefix. The validators never echo the whole value.
+func githubCheck(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	for _, p := range []error{github.ErrPathInvalid, github.ErrBranchInvalid, github.ErrInvalidName} {
+		s = strings.TrimPrefix(s, p.Error()+": ")
+	}
+	return fmt.Errorf("--%s: %s", name, s)
+}
+
+func needPositive(name string, v int64) error {
+	if v <= 0 {
+		return fmt.Errorf("--%s is required: a positive integer", name)
+	}
+	return nil
+}
+
+func needOneOf(name, v string, allowed ...string) error {
+	if v == "" {
+		return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
+	}
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
+}
+
+// exactlyOne checks that exactly one of the two flags was given.
+func (f *flags) exactlyOne(a, b string) error {
+	switch sa, sb := f.isSet(a), f.isSet(b); {
+	case sa && sb:
+		return fmt.Errorf("give only one of --%s and --%s", a, b)
+	case !sa && !sb:
+		return fmt.Errorf("give one of --%s and --%s", a, b)
+	}
+	return nil
+}
+
+// printable replaces control characters so that a message stays on one line
+// and cannot drive the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
