@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// config is everything serve reads from the environment, read once.
+type config struct {
+	databaseURL    string
+	listenAddr     string
+	publicURL      string // no trailing slash; the OAuth issuer
+	cursorKeyFile  string
+	githubAppID    string
+	githubKeyFile  string
+	allowedOrigins []string
+	metricsAddr    string
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		databaseURL:   getenv("HEYAIRA_DATABASE_URL"),
+		listenAddr:    orDefault(getenv("HEYAIRA_LISTEN_ADDR"), "127.0.0.1:8080"),
+		publicURL:     strings.TrimRight(orDefault(getenv("HEYAIRA_PUBLIC_URL"), "http://127.0.0.1:8080"), "/"),
+		cursorKeyFile: getenv("HEYAIRA_CURSOR_KEY_FILE"),
+		githubAppID:   strings.TrimSpace(getenv("HEYAIRA_GITHUB_APP_ID")),
+		githubKeyFile: getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"),
+		metricsAddr:   getenv("HEYAIRA_METRICS_ADDR"),
+	}
+	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
+		}
+	}
+	if c.databaseURL == "" {
+		return c, errors.New("HEYAIRA_DATABASE_URL is required")
+	}
+	if c.cursorKeyFile == "" {
+		return c, errors.New("HEYAIRA_CURSOR_KEY_FILE is required (scripts/dev shows how to make one)")
+	}
+	u, err := url.Parse(c.publicURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
+	}
+	return c, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// maxSecretFile bounds what readProtectedFile reads: key files are tiny.
+const maxSecretFile = 64 << 10
+
+// readProtectedFile reads a secret from a "protected file": a regular file,
+// owned by the running user, not readable or writable by group or others.
+// Because a secret in a file others can read is no longer a secret, anything
+// else is refused before a byte is read.
+func readProtectedFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s has mode %04o; it must not be accessible by group or others (chmod 600)", path, perm)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("%s is owned by uid %d, not by the running user (uid %d)", path, st.Uid, os.Getuid())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSecretFile)
+	}
+	return b, nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"heyaira/cursor"
+	"heyaira/github"
+	"heyaira/server"
+	"heyaira/store"
+)
+
+// serveHooks lets tests (Go code only, never configuration) point the server at
+// a fake GitHub and hand it a listener whose port they already know.
+type serveHooks struct {
+	githubBaseURL string
+	githubHTTP    *http.Client
+	listener      net.Listener
+}
+
+type hooksKey struct{}
+
+// withHooks returns a context that carries test hooks into serve.
+func withHooks(ctx context.Context, h serveHooks) context.Context {
+	return context.WithValue(ctx, hooksKey{}, h)
+}
+
+// serve runs the HTTP server until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	hooks, _ := ctx.Value(hooksKey{}).(serveHooks)
+
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	keyFile, err := readProtectedFile(cfg.cursorKeyFile)
+	if err != nil {
+		return fmt.Errorf("cursor key: %w", err)
+	}
+	cursors, err := cursor.ParseKeys(keyFile)
+	if err != nil {
+		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
+	}
+	gh := github.NewClient(githubConfig(cfg, hooks, logger))
+
+	db, err := store.Open(ctx, cfg.databaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	if err := db.CheckSchema(ctx); err != nil {
+		if errors.Is(err, store.ErrSchemaMissing) {
+			return errors.New("database schema is missing: run `heyaira-admin migrate` first")
+		}
+		return fmt.Errorf("database: %w", err)
+	}
+
+	handler := server.NewServer(logger, server.Config{
+		PublicURL:      cfg.publicURL,
+		AllowedOrigins: cfg.allowedOrigins,
+		Version:        version,
+	}, db, gh, cursors)
+
+	ln := hooks.listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.listenAddr); err != nil {
+			return err
+		}
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// githubConfig loads the App credentials. A missing or unprotected key is not
+// fatal: document tools then answer provider_unconfigured, and we say why once.
+func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Config {
+	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Logger: logger}
+	switch {
+	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
+		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")
+		return gc
+	case cfg.githubAppID == "":
+		logger.Warn("HEYAIRA_GITHUB_APP_ID is not set: document tools answer provider_unconfigured")
+		return gc
+	case cfg.githubKeyFile == "":
+		logger.Warn("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is not set: document tools answer provider_unconfigured")
+		return gc
+	}
+	pemBytes, err := readProtectedFile(cfg.githubKeyFile)
+	if err != nil {
+		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured", "reason", err.Error())
+		return gc
+	}
+	key, err := github.ParseAppKey(pemBytes)
+	if err != nil {
+		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured", "reason", err.Error())
+		return gc
+	}
+	gc.AppID = cfg.githubAppID
+	gc.Key = key
+	return gc
+}

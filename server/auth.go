@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"heyaira/store"
+)
+
+// principal is the authenticated caller of an /mcp request.
+type principal struct {
+	auth store.Auth
+}
+
+// subject is the stable name of the caller, for audit rows and cursor binding.
+func (p principal) subject() string {
+	if p.auth.Kind == "legacy" {
+		return "legacy:" + p.auth.TokenID
+	}
+	return "principal:" + p.auth.PrincipalID
+}
+
+func (p principal) hasScope(s string) bool { return contains(p.auth.Scopes, s) }
+
+type principalKey struct{}
+
+func principalFrom(ctx context.Context) (principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(principal)
+	return p, ok
+}
+
+// maxBearerLen bounds the token we hash and look up.
+const maxBearerLen = 512
+
+// parseBearer extracts the token from an Authorization header value. The
+// scheme is case-insensitive (RFC 9110); the token must be an RFC 6750
+// b64token. It never returns the header on error.
+func parseBearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	if tok == "" || len(tok) > maxBearerLen {
+		return "", false
+	}
+	body := strings.TrimRight(tok, "=")
+	if body == "" {
+		return "", false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
+			return "", false
+		}
+	}
+	return tok, true
+}
+
+// hashToken is how every secret is looked up: SHA-256 of the token string.
+func hashToken(tok string) []byte {
+	h := sha256.Sum256([]byte(tok))
+	return h[:]
+}
+
+// requireBearer authenticates every request from the database: the token must
+// exist, be unexpired and unrevoked, its grant unrevoked, its audience this
+// server's resource, and its principal still a member of the project.
+//
+// If the database cannot answer, the request fails closed with 503 and
+// Retry-After, never 401: a 401 would send every client into a refresh storm.
+func requireBearer(logger *slog.Logger, cfg *Config, st *store.DB) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := r.Header.Get("Authorization")
+			if h == "" {
+				writeUnauthorized(w, cfg, false, "authorization required")
+				return
+			}
+			tok, ok := parseBearer(h)
+			if !ok {
+				writeUnauthorized(w, cfg, true, "malformed bearer token")
+				return
+			}
+			a, err := st.Authenticate(r.Context(), hashToken(tok), cfg.Now())
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")
+				return
+			case err != nil:
+				logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
+				w.Header().Set("Retry-After", "2")
+				writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
+				return
+			}
+			// Because a token issued for another resource must not work here
+			// (RFC 8707), the audience is compared exactly; legacy tokens predate
+			// audiences and are bound to their project instead.
+			if a.Kind == "oauth" && a.Resource != cfg.resource() {
+				writeUnauthorized(w, cfg, true, "the token was issued for another resource")
+				return
+			}
+			addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", principal{a}.subject()))
+			ctx := context.WithValue(r.Context(), principalKey{}, principal{auth: a})
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg string) {
+	v := `Bearer resource_metadata="` + cfg.resourceMetadataURL() + `"`
+	if invalid {
+		v = `Bearer error="invalid_token", resource_metadata="` + cfg.resourceMetadataURL() + `"`
+	}
+	w.Header().Set("WWW-Authenticate", v)
+	writeRPCError(w, http.StatusUnauthorized, nil, &rpcError{codeInvalidRequest, msg})
+}
+
+// scopeError makes the MCP handler answer 403 insufficient_scope.
+type scopeError struct{ scope string }
+
+func (e *scopeError) Error() string { return "insufficient scope: " + e.scope + " required" }
+
+func writeInsufficientScope(w http.ResponseWriter, cfg *Config, scope string) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+
+		`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
+	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + scope + " is required"})
+}
+
+// checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a
+// present Origin must be the server's own or one configured; and when the
+// server's public URL is a loopback address, Host must be a loopback name.
+func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
+	public, _ := url.Parse(cfg.PublicURL)
+	allowed := append([]string{public.Scheme + "://" + public.Host}, cfg.AllowedOrigins...)
+	loopbackOnly := isLoopbackHost(public.Hostname())
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if o := r.Header.Get("Origin"); o != "" && !contains(allowed, strings.TrimRight(o, "/")) {
+				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
+				return
+			}
+			if loopbackOnly {
+				host := r.Host
+				if h, _, err := net.SplitHostPort(r.Host); err == nil {
+					host = h
+				}
+				if !isLoopbackHost(host) {
+					writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+
+	"heyaira/cursor"
+	"heyaira/github"
+	"heyaira/store"
+)
+
+// codedError is a failure with a stable code and a public message, raised by
+// the server itself (argument checks, source states, ranges).
+type codedError struct {
+	code    string
+	message string
+}
+
+func (e *codedError) Error() string { return e.code + ": " + e.message }
+
+func newCoded(code, message string) error { return &codedError{code, message} }
+
+func invalidArgument(msg string) error { return newCoded("invalid_argument", msg) }
+
+// errorCodes maps errors from leaf packages to stable tool-error codes.
+// Codes are part of the public API: append only, never rename or reuse. The
+// README lists every code (a test checks that).
+var errorCodes = []struct {
+	target error
+	code   string
+	public string
+}{
+	{github.ErrPathInvalid, "path_invalid", "the document path is not a valid repository path"},
+	{github.ErrNotFile, "document_not_file", "the path is not an ordinary file (directory, symlink or submodule)"},
+	{github.ErrTooLarge, "document_too_large", "the document is larger than 1 MiB"},
+	{github.ErrNotUTF8, "document_not_utf8", "the document is not valid UTF-8 text"},
+	{github.ErrNotFound, "provider_not_found", "GitHub has no such repository, commit or file, or the App cannot see it"},
+	{github.ErrForbidden, "provider_forbidden", "GitHub refused access with the App's credentials"},
+	{github.ErrRateLimited, "provider_rate_limited", "GitHub's rate limit was reached; retry later"},
+	{github.ErrUnavailable, "provider_unavailable", "GitHub did not answer correctly; retry later"},
+	{github.ErrUnconfigured, "provider_unconfigured", "the GitHub App is not configured for this repository"},
+	{github.ErrResponseTooLarge, "provider_response_too_large", "GitHub's response exceeded the size bound"},
+	{github.ErrRedirectRejected, "provider_redirect_rejected", "GitHub answered with a redirect, which is not followed"},
+	{github.ErrInconsistent, "provider_inconsistent", "GitHub's response does not match the requested document"},
+	{github.ErrBranchInvalid, "invalid_argument", "invalid branch name"},
+	{github.ErrInvalidName, "invalid_argument", "invalid repository name"},
+	{cursor.ErrExpired, "cursor_expired", "the cursor has expired; start again without it"},
+	{cursor.ErrInvalid, "cursor_invalid", "the cursor is not valid for this request"},
+	{store.ErrNotFound, "not_found", "no such record"},
+	{store.ErrConflict, "conflict", "the record changed or already exists"},
+	{store.ErrUnavailable, "store_unavailable", "the database is unavailable; retry later"},
+}
+
+// serverCodes are the codes raised through codedError. Together with
+// errorCodes they are every code a client can see.
+var serverCodes = []string{
+	"invalid_argument", "runtime_unconfigured", "source_not_found", "source_revoked",
+	"repository_revoked", "source_requires_dispatch", "byte_range_invalid", "not_found", "conflict",
+	"catalog_budget_exceeded", "profile_not_found", "dispatch_config_changed", "rate_limited", "internal",
+}
+
+// classify returns the stable code and public message for err.
+func classify(err error) (code, public string) {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.code, ce.message
+	}
+	for _, e := range errorCodes {
+		if errors.Is(err, e.target) {
+			return e.code, e.public
+		}
+	}
+	return "internal", "internal error"
+}

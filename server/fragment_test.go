@@ -1,0 +1,83 @@
+package server
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestFragmentEnd(t *testing.T) {
+	t.Parallel()
+	// "aé€😀": 1 + 2 + 3 + 4 bytes.
+	content := []byte("aé€😀")
+	tests := []struct {
+		name       string
+		start, max int
+		want       int
+		wantCode   string
+	}{
+		{"whole", 0, 100, 10, ""},
+		{"one byte", 0, 1, 1, ""},
+		{"moves back inside é", 0, 2, 1, ""},
+		{"é exactly", 1, 2, 3, ""},
+		{"inside € moves back", 1, 4, 3, ""},
+		{"start inside é", 2, 10, 0, "byte_range_invalid"},
+		{"start inside 😀", 7, 10, 0, "byte_range_invalid"},
+		{"max smaller than 😀", 6, 3, 0, "byte_range_invalid"},
+		{"start at total: empty final fragment", 10, 5, 10, ""},
+		{"start beyond total", 11, 5, 0, "byte_range_invalid"},
+		{"negative start", -1, 5, 0, "byte_range_invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := fragmentEnd(content, tt.start, tt.max)
+			if tt.wantCode != "" {
+				var ce *codedError
+				if !errors.As(err, &ce) || ce.code != tt.wantCode {
+					t.Fatalf("fragmentEnd(%d, %d) err = %v, want %s", tt.start, tt.max, err, tt.wantCode)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("fragmentEnd(%d, %d) = %d, %v; want %d", tt.start, tt.max, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFragmentWalkReassembles cuts a mixed-width text with every small limit
+// and checks that fragments are valid UTF-8, within the limit, contiguous, and
+// together exactly the original.
+func TestFragmentWalkReassembles(t *testing.T) {
+	t.Parallel()
+	content := []byte(strings.Repeat("a é € 😀\n", 50))
+	for max := 4; max <= 40; max++ {
+		var got []byte
+		for start := 0; start < len(content); {
+			end, err := fragmentEnd(content, start, max)
+			if err != nil {
+				t.Fatalf("max %d start %d: %v", max, start, err)
+			}
+			frag := content[start:end]
+			if !utf8.Valid(frag) || len(frag) > max || len(frag) == 0 {
+				t.Fatalf("max %d start %d: bad fragment %q", max, start, frag)
+			}
+			got = append(got, frag...)
+			start = end
+		}
+		if string(got) != string(content) {
+			t.Fatalf("max %d: reassembled text differs", max)
+		}
+	}
+}
+
+func BenchmarkFragmentEnd(b *testing.B) {
+	content := []byte(strings.Repeat("a é € 😀\n", 1<<20/16))
+	for b.Loop() {
+		for start := 0; start < len(content); {
+			end, _ := fragmentEnd(content, start, 65536)
+			start = end
+		}
+	}
+}

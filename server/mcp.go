@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// maxMCPBody bounds every /mcp request body.
+const maxMCPBody = 1 << 20
+
+// latestVersion is answered to clients that ask for a version we do not speak.
+const latestVersion = "2025-11-25"
+
+// supportedVersions are the MCP revisions this server accepts.
+var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// handleMCP serves MCP over stateless Streamable HTTP: one JSON-RPC message per
+// POST, one JSON response (or 202 for notifications), no sessions. The caller
+// has already authenticated the request (requireBearer).
+//
+// Check order: body limit → Content-Type → protocol-version header → decode →
+// dispatch.
+func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxMCPBody)
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{codeInvalidRequest, "Content-Type must be application/json"})
+			return
+		}
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(supportedVersions, v) {
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
+				"unsupported MCP-Protocol-Version; supported: " + strings.Join(supportedVersions, ", ")})
+			return
+		}
+		sse := wantsSSE(r.Header.Get("Accept"))
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, &rpcError{codeInvalidRequest, "request body exceeds 1 MiB"})
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeParseError, "could not read request body"})
+			return
+		}
+		msg, rerr := parseMessage(body)
+		if rerr != nil {
+			writeRPCError(w, http.StatusBadRequest, msg.ID, rerr)
+			return
+		}
+		addLog(r.Context(), slog.String("rpc_method", msg.Method))
+		if msg.IsResponse || msg.ID == nil {
+			// Notifications and responses are accepted and need no answer.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result, err := dispatch(r.Context(), tools, cfg, msg)
+		var se *scopeError
+		switch {
+		case errors.As(err, &se):
+			writeInsufficientScope(w, cfg, se.scope)
+			return
+		case err != nil:
+			var re *rpcError
+			if !errors.As(err, &re) {
+				logger.ErrorContext(r.Context(), "mcp dispatch failed", "req_id", requestID(r.Context()), "err", err)
+				re = &rpcError{codeInternalError, "internal error (request " + requestID(r.Context()) + ")"}
+			}
+			writeRPCResponse(w, sse, rpcErrorResponse{JSONRPC: "2.0", ID: msg.ID, Error: re})
+			return
+		}
+		writeRPCResponse(w, sse, rpcResponse{JSONRPC: "2.0", ID: msg.ID, Result: result})
+	})
+}
+
+// dispatch answers one JSON-RPC request.
+func dispatch(ctx context.Context, tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
+	switch msg.Method {
+	case "initialize":
+		return initialize(msg.Params, cfg)
+	case "ping":
+		return struct{}{}, nil
+	case "tools/list":
+		return map[string]any{"tools": tools.list()}, nil
+	case "tools/call":
+		return tools.call(ctx, msg.Params)
+	case "resources/list":
+		return map[string]any{"resources": []any{}}, nil
+	case "resources/templates/list":
+		return map[string]any{"resourceTemplates": []any{}}, nil
+	case "prompts/list":
+		return map[string]any{"prompts": []any{}}, nil
+	default:
+		return nil, &rpcError{codeMethodNotFound, "method not found: " + quote(msg.Method)}
+	}
+}
+
+// initialize negotiates the protocol version: a supported requested version
+// is echoed; anything else gets our latest (never an error, per the spec).
+func initialize(params json.RawMessage, cfg *Config) (any, error) {
+	var p struct {
+		ProtocolVersion json.RawMessage `json:"protocolVersion"`
+	}
+	if len(params) > 0 {
+		// Clients send capabilities and clientInfo we do not need; only the version matters.
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &rpcError{codeInvalidParams, "invalid initialize params"}
+		}
+	}
+	version := latestVersion
+	var requested string
+	if json.Unmarshal(p.ProtocolVersion, &requested) == nil && contains(supportedVersions, requested) {
+		version = requested
+	}
+	return map[string]any{
+		"protocolVersion": version,
+		"capabilities": map[string]any{
+			"tools":     map[string]any{"listChanged": false},
+			"resources": map[string]any{},
+			"prompts":   map[string]any{},
+		},
+		"serverInfo": map[string]any{"name": "heyaira", "title": "HeyAira F1", "version": cfg.Version},
+		"instructions": "HeyAira keeps project memory and tasks and reads administrator-allowlisted " +
+			"GitHub documents at pinned commits. Call runtime_bootstrap_get first, then git_document_get " +
+			"with a source_id; follow next_cursor until it is absent.",
+	}, nil
+}
+
+// wantsSSE reports whether the client accepts only an event stream. Accept is
+// read leniently: missing, */*, application/* or application/json mean JSON.
+func wantsSSE(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	json, sse := false, false
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+		switch mt {
+		case "application/json", "application/*", "*/*":
+			json = true
+		case "text/event-stream":
+			sse = true
+		}
+	}
+	return sse && !json
+}
+
+func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
+	if !sse {
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, "event: message\ndata: ")
+	w.Write(b)
+	io.WriteString(w, "\n\n")
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
+	writeJSON(w, status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+// handleMCPMethodNotAllowed answers GET and DELETE: this server opens no
+// streams and issues no sessions.
+func handleMCPMethodNotAllowed() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, &rpcError{codeInvalidRequest, "method not allowed: use POST"})
+	})
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// rateLimiter is a token bucket per principal. Buckets idle for a minute are
+// dropped, so memory stays bounded by the active principals.
+type rateLimiter struct {
+	rate  float64
+	burst float64
+	mu    sync.Mutex
+	b     map[string]*bucket
+	swept time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(rate float64, burst int) *rateLimiter {
+	return &rateLimiter{rate: rate, burst: float64(burst), b: map[string]*bucket{}}
+}
+
+// allow takes one token for key, or reports how long until one is available.
+func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) > time.Minute {
+		for k, b := range l.b {
+			if now.Sub(b.last) > time.Minute {
+				delete(l.b, k)
+			}
+		}
+		l.swept = now
+	}
+	b, ok := l.b[key]
+	if !ok {
+		b = &bucket{tokens: l.burst, last: now}
+		l.b[key] = b
+	}
+	if el := now.Sub(b.last).Seconds(); el > 0 {
+		b.tokens = min(l.burst, b.tokens+el*l.rate)
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return time.Duration((1 - b.tokens) / l.rate * float64(time.Second)), false
+	}
+	b.tokens--
+	return 0, true
+}
+
+// flightCap bounds concurrent GitHub requests server-wide, below GitHub's
+// limit of about 100 concurrent requests per installation.
+type flightCap struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newFlightCap(n int, wait time.Duration) *flightCap {
+	return &flightCap{slots: make(chan struct{}, n), wait: wait}
+}
+
+// acquire waits up to the configured time for a slot; release must follow a
+// successful acquire.
+func (f *flightCap) acquire(ctx context.Context) error {
+	select {
+	case f.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(f.wait)
+	defer t.Stop()
+	select {
+	case f.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return newCoded("rate_limited", "too many GitHub requests in flight; retry shortly")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *flightCap) release() { <-f.slots }
+
+// inFlight reports how many slots are taken (for metrics).
+func (f *flightCap) inFlight() int { return len(f.slots) }

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+
+	"heyaira/cursor"
+	"heyaira/github"
+	"heyaira/store"
+)
+
+// addRoutes is the whole HTTP surface. A reviewer checks authentication
+// coverage here: every /mcp POST goes through checkOrigin and requireBearer.
+func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
+	limiter := newRateLimiter(cfg.ToolRate, cfg.ToolBurst)
+	flights := newFlightCap(cfg.GitHubInFlight, cfg.GitHubWait)
+	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, now: cfg.Now}
+	pages := pager{cursors: cursors, now: cfg.Now}
+	memory := &memoryTools{st: st, pages: pages}
+	tasks := &taskTools{st: st, pages: pages}
+	tools := newToolTable(logger, limiter, cfg.Now, docs.tools(), memory.tools(), tasks.tools())
+
+	origin := checkOrigin(cfg)
+	bearer := requireBearer(logger, cfg, st)
+
+	mux.Handle("POST /mcp", origin(bearer(handleMCP(logger, tools, cfg))))
+	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
+	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
+
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", handleResourceMetadata(cfg, cfg.resource()))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource/mcp", handleResourceMetadata(cfg, cfg.resource()))
+	mux.Handle("GET /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
+
+	mux.Handle("GET /healthz", handleHealthz())
+	mux.Handle("GET /readyz", handleReadyz(st))
+	mux.Handle("/", http.NotFoundHandler())
+}

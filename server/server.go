@@ -1,0 +1,85 @@
+// Package server is HeyAira's HTTP surface: the MCP endpoint, the resource
+// server's bearer authorization, the OAuth authorization server's routes, and
+// health and metrics.
+//
+// Every route is registered in routes.go. Every /mcp request is authenticated
+// and re-authorized from the database (token, grant, audience, membership)
+// before anything else happens, and each tool's scope is checked before any
+// store write or provider call. Errors reach clients only as stable codes with
+// public messages (errors.go); internal detail is logged with the request id.
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"heyaira/cursor"
+	"heyaira/github"
+	"heyaira/store"
+)
+
+// Config is the server's configuration, read once by main.
+type Config struct {
+	// PublicURL is the external base URL without a trailing slash. It is the
+	// OAuth issuer; the MCP resource is PublicURL + "/mcp".
+	PublicURL string
+	// AllowedOrigins are browser origins allowed on /mcp besides PublicURL's own.
+	AllowedOrigins []string
+	// Version is reported in serverInfo.
+	Version string
+	// ToolRate and ToolBurst bound tool calls per principal (per second, burst).
+	ToolRate  float64
+	ToolBurst int
+	// GitHubInFlight caps concurrent GitHub requests server-wide (default 64);
+	// GitHubWait is how long a call waits for a slot before rate_limited.
+	GitHubInFlight int
+	GitHubWait     time.Duration
+	// Now is the clock (tests inject one); nil means time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.ToolRate == 0 {
+		c.ToolRate = 50
+	}
+	if c.ToolBurst == 0 {
+		c.ToolBurst = 100
+	}
+	if c.GitHubInFlight == 0 {
+		c.GitHubInFlight = 64
+	}
+	if c.GitHubWait == 0 {
+		c.GitHubWait = 2 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+}
+
+// resource is the MCP resource identifier: the audience every token must carry.
+func (c *Config) resource() string { return c.PublicURL + "/mcp" }
+
+// resourceMetadataURL is where RFC 9728 metadata for the MCP resource lives.
+func (c *Config) resourceMetadataURL() string {
+	return c.PublicURL + "/.well-known/oauth-protected-resource/mcp"
+}
+
+// NewServer returns the whole HTTP handler. Every dependency is passed in.
+func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.setDefaults()
+	mux := http.NewServeMux()
+	addRoutes(mux, logger, &cfg, st, gh, cursors)
+	var h http.Handler = mux
+	h = withSecurityHeaders(h)
+	h = withAccessLog(logger, h)
+	h = withRecover(logger, h)
+	h = withRequestID(h)
+	return h
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// tool is one MCP tool: its public definition, the scope it needs, the exact
+// argument names it accepts, and its handler.
+type tool struct {
+	name        string
+	title       string
+	description string
+	scope       string
+	readOnly    bool
+	// args are the allowed argument names, in schema order; schema is the
+	// JSON Schema of each (see inputSchema).
+	args     []toolArg
+	required []string
+	handle   func(ctx context.Context, p principal, raw json.RawMessage) (any, error)
+}
+
+type toolArg struct {
+	name   string
+	schema map[string]any
+}
+
+// inputSchema is the tool's JSON Schema: always an object that refuses
+// properties it does not name.
+func (t *tool) inputSchema() map[string]any {
+	props := map[string]any{}
+	for _, a := range t.args {
+		props[a.name] = a.schema
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(t.required) > 0 {
+		s["required"] = t.required
+	}
+	return s
+}
+
+func (t *tool) argNames() []string {
+	names := make([]string, len(t.args))
+	for i, a := range t.args {
+		names[i] = a.name
+	}
+	return names
+}
+
+// toolTable is built once and read-only afterwards.
+type toolTable struct {
+	logger  *slog.Logger
+	tools   []*tool
+	byName  map[string]*tool
+	limiter *rateLimiter
+	now     func() time.Time
+}
+
+func newToolTable(logger *slog.Logger, limiter *rateLimiter, now func() time.Time, groups ...[]*tool) *toolTable {
+	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, now: now}
+	for _, g := range groups {
+		for _, t := range g {
+			tt.tools = append(tt.tools, t)
+			tt.byName[t.name] = t
+		}
+	}
+	return tt
+}
+
+// list returns every tool's definition, whatever the caller's scopes: a
+// client learns what exists, and a 403 names the scope it lacks.
+func (tt *toolTable) list() []map[string]any {
+	out := make([]map[string]any, 0, len(tt.tools))
+	for _, t := range tt.tools {
+		ann := map[string]any{"title": t.title, "readOnlyHint": t.readOnly, "openWorldHint": false}
+		if !t.readOnly {
+			ann["destructiveHint"] = false
+		}
+		out = append(out, map[string]any{
+			"name":        t.name,
+			"title":       t.title,
+			"description": t.description,
+			"inputSchema": t.inputSchema(),
+			"annotations": ann,
+		})
+	}
+	return out
+}
+
+var callParamKeys = []string{"name", "arguments", "_meta", "task"}
+
+// call runs tools/call. Protocol problems (unknown tool, params that are not
+// an object) are JSON-RPC errors; the scope check is an HTTP 403 before the
+// tool runs; everything else is a tool result, isError for failures.
+func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
+	}
+	if len(params) == 0 {
+		return nil, &rpcError{codeInvalidParams, "tools/call needs params"}
+	}
+	if err := decodeObject(params, callParamKeys, &p); err != nil {
+		return nil, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
+	}
+	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
+		return nil, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
+	}
+	t, ok := tt.byName[p.Name]
+	if !ok {
+		return nil, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
+	}
+	who, ok := principalFrom(ctx)
+	if !ok {
+		return nil, errors.New("tools/call without a principal")
+	}
+	addLog(ctx, slog.String("tool", t.name))
+	// Because the scope check comes first, a caller without the scope causes
+	// no store write and no provider call.
+	if !who.hasScope(t.scope) {
+		addLog(ctx, slog.String("code", "insufficient_scope"))
+		return nil, &scopeError{scope: t.scope}
+	}
+	if wait, ok := tt.limiter.allow(who.subject(), tt.now()); !ok {
+		addLog(ctx, slog.String("code", "rate_limited"))
+		return rateLimitedResult(wait), nil
+	}
+	result, err := t.handle(ctx, who, p.Arguments)
+	if err != nil {
+		code, public := classify(err)
+		addLog(ctx, slog.String("code", code))
+		if code == "internal" || code == "store_unavailable" {
+			tt.logger.ErrorContext(ctx, "tool failed", "req_id", requestID(ctx), "tool", t.name, "code", code, "err", err)
+			if code == "internal" {
+				public += " (request " + requestID(ctx) + ")"
+			}
+		}
+		return toolError(code, public), nil
+	}
+	addLog(ctx, slog.String("code", "ok"))
+	return toolResult(result)
+}
+
+// callToolResult is the MCP CallToolResult. Optional fields are omitted, never null.
+type callToolResult struct {
+	Content           []textContent `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	IsError           bool          `json:"isError,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// toolResult returns v as structuredContent and as one text block holding the same JSON.
+func toolResult(v any) (*callToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &callToolResult{
+		Content:           []textContent{{Type: "text", Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}, nil
+}
+
+// toolError is a failure inside a tool: a stable code and a public message.
+func toolError(code, public string) *callToolResult {
+	return &callToolResult{
+		IsError:           true,
+		Content:           []textContent{{Type: "text", Text: code + ": " + public}},
+		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": public}},
+	}
+}
+
+func rateLimitedResult(wait time.Duration) *callToolResult {
+	secs := int(wait/time.Second) + 1
+	r := toolError("rate_limited", "too many tool calls; retry later")
+	r.StructuredContent = map[string]any{"error": map[string]any{
+		"code": "rate_limited", "message": "too many tool calls; retry later", "retry_after_seconds": secs}}
+	return r
+}
+
+// decodeArgs decodes tool arguments strictly into dst (a pointer to a struct
+// whose json tags are the tool's argument names).
+func decodeArgs(t *tool, raw json.RawMessage, dst any) error {
+	if err := decodeObject(raw, t.argNames(), dst); err != nil {
+		return invalidArgument(err.Error())
+	}
+	return nil
+}
+
+// Common argument schemas.
+var (
+	schemaUUID   = map[string]any{"type": "string", "format": "uuid"}
+	schemaCursor = map[string]any{"type": "string", "description": "next_cursor from the previous page"}
+)

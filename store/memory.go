@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// MemoryInfo describes one project memory entry without its content.
+type MemoryInfo struct {
+	Key       string    `json:"key"`
+	Bytes     int       `json:"bytes"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Memory is one project memory entry.
+type Memory struct {
+	MemoryInfo
+	Content string `json:"content"`
+}
+
+const putMemorySQL = `
+	INSERT INTO memories (project_id, key, content) VALUES ($1, $2, $3)
+	ON CONFLICT (project_id, key) DO UPDATE SET content = EXCLUDED.content, updated_at = now()
+	RETURNING octet_length(content), updated_at`
+
+// PutMemory creates or replaces a memory entry.
+func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (MemoryInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	m := MemoryInfo{Key: key}
+	err := db.sql.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
+	return m, wrap("put memory", err)
+}
+
+const getMemorySQL = `
+	SELECT content, octet_length(content), updated_at FROM memories WHERE project_id = $1 AND key = $2`
+
+// GetMemory returns one entry, or ErrNotFound.
+func (db *DB) GetMemory(ctx context.Context, projectID, key string) (Memory, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	m := Memory{MemoryInfo: MemoryInfo{Key: key}}
+	err := db.sql.QueryRowContext(ctx, getMemorySQL, projectID, key).Scan(&m.Content, &m.Bytes, &m.UpdatedAt)
+	return m, wrap("get memory", err)
+}
+
+const deleteMemorySQL = `DELETE FROM memories WHERE project_id = $1 AND key = $2`
+
+// DeleteMemory removes one entry, or returns ErrNotFound.
+func (db *DB) DeleteMemory(ctx context.Context, projectID, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	res, err := db.sql.ExecContext(ctx, deleteMemorySQL, projectID, key)
+	if err != nil {
+		return wrap("delete memory", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+const listMemorySQL = `
+	SELECT key, octet_length(content), updated_at FROM memories
+	WHERE project_id = $1 AND key > $2 AND starts_with(key, $3)
+	ORDER BY key LIMIT $4`
+
+// ListMemory returns up to limit entries (without content) whose key starts
+// with prefix and sorts after the key after, in key order.
+func (db *DB) ListMemory(ctx context.Context, projectID, prefix, after string, limit int) ([]MemoryInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	rows, err := db.sql.QueryContext(ctx, listMemorySQL, projectID, after, prefix, limit)
+	if err != nil {
+		return nil, wrap("list memory", err)
+	}
+	defer rows.Close()
+	out := []MemoryInfo{}
+	for rows.Next() {
+		var m MemoryInfo
+		if err := rows.Scan(&m.Key, &m.Bytes, &m.UpdatedAt); err != nil {
+			return nil, wrap("list memory", err)
+		}
+		out = append(out, m)
+	}
+	return out, wrap("list memory", rows.Err())
+}

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Task is one project task.
+type Task struct {
+	ID        string    `json:"task_id"`
+	ProjectID string    `json:"project_id"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	Status    string    `json:"status"`
+	CreatedBy string    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+const taskColumns = `id::text, project_id::text, title, body, status, created_by, created_at, updated_at`
+
+func scanTask(row rowScanner) (Task, error) {
+	var t Task
+	err := row.Scan(&t.ID, &t.ProjectID, &t.Title, &t.Body, &t.Status, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+	return t, err
+}
+
+const createTaskSQL = `
+	INSERT INTO tasks (project_id, title, body, created_by) VALUES ($1, $2, $3, $4)
+	RETURNING ` + taskColumns
+
+// CreateTask adds an open task to a project.
+func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	t, err := scanTask(db.sql.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
+	return t, wrap("create task", err)
+}
+
+const getTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1 AND project_id = $2`
+
+// GetTask returns a task of the project, or ErrNotFound.
+func (db *DB) GetTask(ctx context.Context, projectID, taskID string) (Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	t, err := scanTask(db.sql.QueryRowContext(ctx, getTaskSQL, taskID, projectID))
+	return t, wrap("get task", err)
+}
+
+// TaskUpdate holds the fields to change; nil fields stay as they are.
+type TaskUpdate struct {
+	Title, Body, Status *string
+}
+
+const updateTaskSQL = `
+	UPDATE tasks SET title = COALESCE($3, title), body = COALESCE($4, body),
+	       status = COALESCE($5, status), updated_at = now()
+	WHERE id = $1 AND project_id = $2
+	RETURNING ` + taskColumns
+
+// UpdateTask changes a task of the project, or returns ErrNotFound.
+func (db *DB) UpdateTask(ctx context.Context, projectID, taskID string, u TaskUpdate) (Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	t, err := scanTask(db.sql.QueryRowContext(ctx, updateTaskSQL, taskID, projectID, u.Title, u.Body, u.Status))
+	return t, wrap("update task", err)
+}
+
+const listTasksSQL = `
+	SELECT ` + taskColumns + ` FROM tasks
+	WHERE project_id = $1 AND id > $2::uuid AND ($3 = '' OR status = $3)
+	ORDER BY id LIMIT $4`
+
+// ListTasks returns up to limit tasks of the project with id after the given
+// one (the zero UUID for the first page), optionally with one status.
+func (db *DB) ListTasks(ctx context.Context, projectID, status, afterID string, limit int) ([]Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	if afterID == "" {
+		afterID = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := db.sql.QueryContext(ctx, listTasksSQL, projectID, afterID, status, limit)
+	if err != nil {
+		return nil, wrap("list tasks", err)
+	}
+	defer rows.Close()
+	out := []Task{}
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, wrap("list tasks", err)
+		}
+		out = append(out, t)
+	}
+	return out, wrap("list tasks", rows.Err())
+}
