@@ -1,0 +1,218 @@
+package github
+
+import (
+	"context"
+	"crypto/rsa"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultBaseURL is the only GitHub API host used in production.
+const DefaultBaseURL = "https://api.github.com"
+
+// Request defaults.
+const (
+	// DefaultTimeout bounds one GetFile or ResolveBranch call, including a
+	// token mint and the one 401 retry.
+	DefaultTimeout = 15 * time.Second
+	apiVersion     = "2022-11-28"
+	userAgent      = "heyaira-f1"
+)
+
+// Config configures a Client. The zero value is valid and yields a client
+// whose every call fails with ErrUnconfigured.
+type Config struct {
+	// BaseURL replaces DefaultBaseURL. Only Go code sets it (tests point it
+	// at githubtest); configuration and tool input never reach it. It must
+	// be https; a path prefix is kept.
+	BaseURL string
+	// HTTP is the client to send requests with; nil means a client with a
+	// bounded transport and no proxy. The Client works on a copy whose
+	// CheckRedirect always refuses to follow redirects.
+	HTTP *http.Client
+	// AppID is the GitHub App ID or client ID; "" means unconfigured.
+	AppID string
+	// Key is the App's private key (see ParseAppKey); nil means unconfigured.
+	Key *rsa.PrivateKey
+	// Timeout bounds each call; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Now is the clock for JWTs, token expiry and rate-limit waits;
+	// nil means time.Now.
+	Now func() time.Time
+	// Logger receives request outcomes (never secrets or bodies);
+	// nil discards.
+	Logger *slog.Logger
+	// OnRequest, if set, is called after every HTTP request with the route
+	// ("contents", "git_ref" or "access_tokens"), the status (0 when no
+	// response arrived) and the duration.
+	OnRequest func(route string, status int, d time.Duration)
+	// OnMint, if set, is called after every successful token mint.
+	OnMint func()
+}
+
+// Client reads files and branch heads from GitHub as a GitHub App
+// installation. It is safe for concurrent use. A nil *Client answers every
+// call with ErrUnconfigured.
+type Client struct {
+	base       *url.URL // nil when the base URL is unusable
+	hc         *http.Client
+	appID      string
+	key        *rsa.PrivateKey
+	timeout    time.Duration
+	now        func() time.Time
+	log        *slog.Logger
+	onRequest  func(string, int, time.Duration)
+	onMint     func()
+	tokens     tokenCache
+	rateLimits rateLimits
+}
+
+// NewClient returns a Client for cfg. It never fails: a missing App ID or
+// key, or an unusable base URL, makes every call return ErrUnconfigured, so
+// the rest of the server keeps working without GitHub.
+func NewClient(cfg Config) *Client {
+	c := &Client{
+		appID:     cfg.AppID,
+		key:       cfg.Key,
+		timeout:   cfg.Timeout,
+		now:       cfg.Now,
+		log:       cfg.Logger,
+		onRequest: cfg.OnRequest,
+		onMint:    cfg.OnMint,
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.tokens.init()
+	c.rateLimits.init()
+
+	raw := cfg.BaseURL
+	if raw == "" {
+		raw = DefaultBaseURL
+	}
+	if u, err := url.Parse(strings.TrimSuffix(raw, "/")); err == nil &&
+		u.Scheme == "https" && u.Host != "" && u.User == nil &&
+		u.RawQuery == "" && u.Fragment == "" && u.RawPath == "" {
+		c.base = u
+	} else {
+		c.log.Error("github: base URL refused; provider calls will fail as unconfigured")
+	}
+
+	var hc http.Client
+	if cfg.HTTP != nil {
+		hc = *cfg.HTTP // a copy: the caller's client is not modified
+	} else {
+		hc = http.Client{Transport: defaultTransport()}
+	}
+	// Redirects are never followed: the 3xx itself comes back and becomes
+	// ErrRedirectRejected. Following one could carry the request (and, with
+	// a token-injecting transport, the token) to another host.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
+	return c
+}
+
+// defaultTransport is a transport with bounded waits and sizes. It has no
+// proxy because the environment is read only by package main, and it does
+// not ask for compression, so body limits count the bytes GitHub sent.
+func defaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil,
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    10 * time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true,
+	}
+}
+
+// configured checks the App credentials and the binding, without I/O.
+func (c *Client) configured(op string, b Binding) error {
+	switch {
+	case c == nil:
+		return fail(op, ErrUnconfigured, "no client")
+	case c.base == nil:
+		return fail(op, ErrUnconfigured, "unusable base URL")
+	case c.appID == "":
+		return fail(op, ErrUnconfigured, "no App ID")
+	case c.key == nil:
+		return fail(op, ErrUnconfigured, "no App key")
+	case b.InstallationID <= 0:
+		return fail(op, ErrUnconfigured, "no installation binding")
+	case b.RepositoryID < 0:
+		return fail(op, ErrInvalidName, "negative repository ID")
+	}
+	return nil
+}
+
+// send performs one request and reports it to the metrics hook. The
+// Authorization value is attached here, and only when the URL's origin is
+// the configured base's (in production https://api.github.com), because
+// every URL is built from c.base and any other origin means a bug.
+func (c *Client) send(ctx context.Context, route string, req *http.Request, auth string) (*http.Response, error) {
+	if req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
+		return nil, errors.New("request URL is not on the GitHub API origin")
+	}
+	req.Header.Set("Authorization", "Bearer "+auth)
+	req.Header.Set("X-GitHub-Api-Version", apiVersion)
+	req.Header.Set("User-Agent", userAgent)
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	d := time.Since(start)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	if c.onRequest != nil {
+		c.onRequest(route, status, d)
+	}
+	attrs := []any{"route", route, "status", status, "duration", d}
+	if err == nil {
+		if id := resp.Header.Get("X-GitHub-Request-Id"); id != "" {
+			attrs = append(attrs, "github_request_id", truncate(id, 64))
+		}
+	}
+	c.log.DebugContext(ctx, "github request", attrs...)
+	return resp, err
+}
+
+// transportError describes a failed round trip without its text, which can
+// hold the URL. Callers wrap the result in ErrUnavailable.
+func transportError(ctx context.Context, err error) string {
+	var ne net.Error
+	switch {
+	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
+		return "deadline exceeded"
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	default:
+		return "connection failed"
+	}
+}
+
+// truncate shortens s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

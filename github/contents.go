@@ -1,0 +1,154 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MaxFileSize is the largest document accepted, in bytes (the seed's 1 MB).
+const MaxFileSize = 1 << 20
+
+// Binding identifies one repository through one GitHub App installation.
+type Binding struct {
+	// Owner and Repo name the repository (see ValidateOwner, ValidateRepo).
+	Owner, Repo string
+	// InstallationID selects the App installation; 0 means unconfigured.
+	InstallationID int64
+	// RepositoryID is GitHub's immutable repository ID, 0 when unknown. When
+	// set, tokens are minted with repository_ids instead of the name, so a
+	// renamed repository and a newcomer taking its old name cannot be
+	// confused.
+	RepositoryID int64
+}
+
+// File is a verified document.
+type File struct {
+	// Path is the path as GitHub returned it; always equal to the request.
+	Path string
+	// BlobSHA is the git blob SHA-1 (lowercase hex), verified against Content.
+	BlobSHA string
+	// Size is len(Content), at most MaxFileSize.
+	Size int
+	// Content is the file: valid UTF-8 without NUL bytes. A UTF-8 byte order
+	// mark is kept as it is.
+	Content []byte
+}
+
+// GetFile reads the file at path in commit commitSHA of b's repository, with
+// exactly one contents request (two only if a cached installation token is
+// refused with 401: it is dropped, a new one minted, and the request retried
+// once). There is no retry on 5xx or connection errors: the caller may retry.
+//
+// Before any request, the owner, repository, path and commit are validated
+// (ErrInvalidName, ErrPathInvalid) and the App configuration checked
+// (ErrUnconfigured). The response is bounded, and accepted only as a regular
+// file whose path, size, blob SHA-1 and encoding agree (see the package doc).
+func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
+	const op = "github: get file"
+	if err := validateBinding(b); err != nil {
+		return nil, withOp(op, err)
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, withOp(op, err)
+	}
+	if err := ValidateCommitSHA(commitSHA); err != nil {
+		return nil, withOp(op, err)
+	}
+	if err := c.configured(op, b); err != nil {
+		return nil, err
+	}
+	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
+	var f *File
+	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
+		body, err := readBody(resp, MaxContentsResponse)
+		if err != nil {
+			return err
+		}
+		f, err = decodeContents(body, path)
+		return err
+	})
+	if err != nil {
+		return nil, withOp(op, err)
+	}
+	return f, nil
+}
+
+// call runs one authenticated GET with the 401-retry rule and hands a 200
+// response to onOK. Rate limits are remembered per installation; while one
+// holds, no request is sent.
+func (c *Client) call(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	err := c.callOnce(ctx, b, route, u, accept, onOK)
+	c.rateLimits.note(b.InstallationID, err, c.now())
+	return err
+}
+
+func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
+	if err := c.rateLimits.check(b.InstallationID, c.now()); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		tok, fresh, err := c.token(ctx, b)
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return fmt.Errorf("%w: building request", ErrUnconfigured)
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := c.send(ctx, route, req, tok)
+		if err != nil {
+			return fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
+		}
+		if resp.StatusCode == http.StatusUnauthorized && !fresh && attempt == 0 {
+			// The cached token was revoked or expired early: drop it (only
+			// if nobody replaced it yet), mint a new one, retry once.
+			resp.Body.Close()
+			c.dropToken(b, tok)
+			c.log.WarnContext(ctx, "github token refused; minting a new one",
+				"route", route, "installation", b.InstallationID)
+			continue
+		}
+		err = c.handle(resp, onOK)
+		resp.Body.Close()
+		return err
+	}
+}
+
+func (c *Client) handle(resp *http.Response, onOK func(*http.Response) error) error {
+	if resp.StatusCode != http.StatusOK {
+		return checkStatus(resp, c.now())
+	}
+	return onOK(resp)
+}
+
+// validateBinding checks the repository names of b.
+func validateBinding(b Binding) error {
+	if err := ValidateOwner(b.Owner); err != nil {
+		return err
+	}
+	return ValidateRepo(b.Repo)
+}
+
+// repoURL is the repository's API URL. Owner and repository are validated
+// and escaped anyway; nothing here goes through path.Join or JoinPath, which
+// would resolve "..".
+func (c *Client) repoURL(b Binding) string {
+	return c.base.String() + "/repos/" + url.PathEscape(b.Owner) + "/" + url.PathEscape(b.Repo)
+}
+
+// escapeSegments escapes each '/'-separated segment of a validated path with
+// url.PathEscape and joins them with a literal '/', so a segment can never
+// contribute a separator, a query or a fragment.
+func escapeSegments(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}

@@ -1,0 +1,114 @@
+package github
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors. Every error returned by this package wraps exactly one of
+// them (a *RateLimitError counts as ErrRateLimited), so the server's error
+// table can map it to exactly one stable code of DESIGN.md §12. The code each
+// maps to is given in brackets. None of the wrapped errors carries a token, a
+// JWT, key material, a response body or document content: causes are reduced
+// to a fixed description before they are wrapped.
+var (
+	// ErrNotFound [provider_not_found]: GitHub answered 404 (or 409 for an
+	// empty repository). GitHub also answers 404 for a private repository the
+	// installation token cannot see, so this does not prove absence.
+	ErrNotFound = errors.New("github: not found")
+
+	// ErrForbidden [provider_forbidden]: GitHub refused the credentials: 401
+	// (after the one retry with a new installation token), a 403 that is not a
+	// rate limit, 451, or a token mint refused with 401, 403, 404 or 422 (wrong
+	// key, App ID or installation, or a repository the installation lacks).
+	ErrForbidden = errors.New("github: forbidden")
+
+	// ErrRateLimited [provider_rate_limited]: a primary or secondary rate
+	// limit. Returned as a *RateLimitError carrying the retry delay.
+	ErrRateLimited = errors.New("github: rate limited")
+
+	// ErrUnavailable [provider_unavailable]: 5xx, any other unexpected
+	// status, a timeout, a connection error, or a response that is not the
+	// JSON shape GitHub documents (malformed JSON, missing type, an
+	// unsupported content encoding).
+	ErrUnavailable = errors.New("github: unavailable")
+
+	// ErrUnconfigured [provider_unconfigured]: no App ID, no usable App key,
+	// no installation binding, or an unusable base URL. ParseAppKey's errors
+	// wrap it too, so a refused key file reports this code.
+	ErrUnconfigured = errors.New("github: not configured")
+
+	// ErrResponseTooLarge [provider_response_too_large]: a response body over
+	// its bound (1,500,000 bytes for contents), refused by Content-Length
+	// before the body is read, or by counting when the length is absent.
+	ErrResponseTooLarge = errors.New("github: response too large")
+
+	// ErrRedirectRejected [provider_redirect_rejected]: GitHub answered with
+	// a 3xx (a renamed repository, for example). Redirects are never followed.
+	ErrRedirectRejected = errors.New("github: redirect rejected")
+
+	// ErrInconsistent [provider_inconsistent]: the response contradicts
+	// itself or the request: a different path, a blob SHA-1 that does not
+	// match the bytes, a size that does not match the decoded length, content
+	// that is not base64, a branch ref that is not the one asked for, or an
+	// installation token broader than the one requested.
+	ErrInconsistent = errors.New("github: inconsistent response")
+
+	// ErrNotFile [document_not_file]: the path is a directory, a symlink, a
+	// submodule or another non-file object.
+	ErrNotFile = errors.New("github: not a regular file")
+
+	// ErrTooLarge [document_too_large]: the file's size is over MaxFileSize,
+	// or GitHub did not inline it (encoding "none"). Checked before decoding.
+	ErrTooLarge = errors.New("github: document too large")
+
+	// ErrNotUTF8 [document_not_utf8]: the file is not valid UTF-8 or holds a
+	// NUL byte.
+	ErrNotUTF8 = errors.New("github: document not utf-8")
+
+	// ErrPathInvalid [path_invalid]: a document path breaks the rules of
+	// ValidatePath. Returned before any request.
+	ErrPathInvalid = errors.New("github: invalid path")
+
+	// ErrBranchInvalid [invalid_argument]: a branch name breaks the rules of
+	// ValidateBranch. Returned before any request.
+	ErrBranchInvalid = errors.New("github: invalid branch name")
+
+	// ErrInvalidName [invalid_argument]: an owner, repository, commit SHA or
+	// binding ID is malformed. Returned before any request.
+	ErrInvalidName = errors.New("github: invalid name")
+)
+
+// RateLimitError is returned when GitHub signals a primary or secondary rate
+// limit, or when an earlier signal for the same installation has not expired
+// yet (no request is sent then). errors.Is(err, ErrRateLimited) is true.
+type RateLimitError struct {
+	// RetryAfter is how long to wait before the next call for this
+	// installation: Retry-After if GitHub sent it, else until
+	// x-ratelimit-reset, else 60 s; clamped to [1 s, 1 h].
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("github: rate limited; retry after %s", e.RetryAfter)
+}
+
+// Is reports whether target is ErrRateLimited.
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// fail wraps sentinel with an operation and a fixed, secret-free detail.
+// Only sentinel is wrapped (%w); detail is plain text chosen by this package,
+// never a body, token or upstream error string.
+func fail(op string, sentinel error, detail string) error {
+	if detail == "" {
+		return fmt.Errorf("%s: %w", op, sentinel)
+	}
+	return fmt.Errorf("%s: %w: %s", op, sentinel, detail)
+}
+
+// withOp prefixes an error of this package with an operation.
+func withOp(op string, err error) error {
+	return fmt.Errorf("%s: %w", op, err)
+}

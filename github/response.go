@@ -1,0 +1,161 @@
+package github
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Body bounds. MaxContentsResponse comes from the seed: a 1 MiB file is about
+// 1,445,000 bytes of JSON once base64-encoded in 60-character lines with each
+// newline escaped, so 1,500,000 leaves room for the metadata and no more.
+const (
+	// MaxContentsResponse bounds a contents response body, in bytes.
+	MaxContentsResponse = 1_500_000
+	maxRefResponse      = 64 << 10
+	maxMintResponse     = 256 << 10
+	maxErrorBody        = 64 << 10
+)
+
+// Rate-limit waits: GitHub asks for at least a minute when it gives no hint.
+const (
+	defaultRetryAfter = 60 * time.Second
+	minRetryAfter     = time.Second
+	maxRetryAfter     = time.Hour
+)
+
+// readBody reads the whole body through limit. A Content-Length over the
+// limit fails before a byte of the body is read; without one (or with one
+// net/http ignores, as under chunked framing) at most limit+1 bytes are read.
+// Errors wrap ErrResponseTooLarge or ErrUnavailable.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrResponseTooLarge, resp.ContentLength, limit)
+	}
+	size := int64(bytes.MinRead)
+	if resp.ContentLength >= 0 {
+		// Room for the final zero-length read, so the buffer never grows.
+		size = resp.ContentLength + bytes.MinRead
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("%w: body over %d bytes", ErrResponseTooLarge, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading body: %s", ErrUnavailable, transportError(resp.Request.Context(), err))
+	}
+	return buf.Bytes(), nil
+}
+
+// checkStatus converts a response GitHub did not mean as success into an
+// error wrapping one sentinel. It reads at most maxErrorBody bytes of the
+// body, and only to tell a secondary rate limit from a permission 403; the
+// body never reaches the error.
+func checkStatus(resp *http.Response, now time.Time) error {
+	code := resp.StatusCode
+	switch {
+	case code >= 300 && code <= 399:
+		return fmt.Errorf("%w: status %d", ErrRedirectRejected, code)
+	case code == http.StatusNotFound, code == http.StatusConflict:
+		// 409 is GitHub's answer for an empty repository.
+		return fmt.Errorf("%w: status %d", ErrNotFound, code)
+	case code == http.StatusUnauthorized, code == http.StatusUnavailableForLegalReasons:
+		return fmt.Errorf("%w: status %d", ErrForbidden, code)
+	case code == http.StatusTooManyRequests:
+		return &RateLimitError{RetryAfter: retryAfter(resp.Header, now)}
+	case code == http.StatusForbidden:
+		if isRateLimit(resp) {
+			return &RateLimitError{RetryAfter: retryAfter(resp.Header, now)}
+		}
+		return fmt.Errorf("%w: status %d", ErrForbidden, code)
+	default:
+		return fmt.Errorf("%w: status %d", ErrUnavailable, code)
+	}
+}
+
+// isRateLimit tells a rate-limited 403 from a permission 403, as go-github's
+// CheckResponse does: the primary limit sets x-ratelimit-remaining to 0; a
+// secondary limit sends Retry-After, or says so in the message or the
+// documentation URL.
+func isRateLimit(resp *http.Response) bool {
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != "" {
+		return true
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var e struct {
+		Message          string `json:"message"`
+		DocumentationURL string `json:"documentation_url"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return false
+	}
+	return strings.Contains(strings.ToLower(e.Message), "secondary rate limit") ||
+		strings.Contains(e.DocumentationURL, "secondary-rate-limits") ||
+		strings.Contains(e.DocumentationURL, "abuse-rate-limits")
+}
+
+// retryAfter computes the wait from Retry-After (seconds or an HTTP date),
+// else x-ratelimit-reset when the primary limit is exhausted, else 60 s,
+// clamped to [1 s, 1 h].
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	d := defaultRetryAfter
+	if v := h.Get("Retry-After"); v != "" {
+		if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+			d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			d = t.Sub(now)
+		}
+	} else if h.Get("X-RateLimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			d = time.Unix(reset, 0).Sub(now)
+		}
+	}
+	return min(max(d, minRetryAfter), maxRetryAfter)
+}
+
+// rateLimits remembers, per installation, until when GitHub asked us to
+// wait, so that parallel and later calls stop too instead of hammering a
+// limited installation (GitHub may ban integrations that keep calling).
+type rateLimits struct {
+	mu    sync.Mutex
+	until map[int64]time.Time
+}
+
+func (r *rateLimits) init() { r.until = make(map[int64]time.Time) }
+
+// check returns a *RateLimitError while installation is blocked.
+func (r *rateLimits) check(installation int64, now time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	until, ok := r.until[installation]
+	if !ok {
+		return nil
+	}
+	if !now.Before(until) {
+		delete(r.until, installation)
+		return nil
+	}
+	return &RateLimitError{RetryAfter: max(until.Sub(now), minRetryAfter)}
+}
+
+// note blocks installation if err is a rate limit.
+func (r *rateLimits) note(installation int64, err error, now time.Time) {
+	var rl *RateLimitError
+	if !errors.As(err, &rl) {
+		return
+	}
+	until := now.Add(rl.RetryAfter)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if until.After(r.until[installation]) {
+		r.until[installation] = until
+	}
+}

@@ -1,0 +1,187 @@
+package github
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on names, from DESIGN.md §5 and GitHub's character sets.
+const (
+	// MaxPathBytes is the longest document path accepted.
+	MaxPathBytes = 1024
+	// MaxBranchBytes is the longest branch name accepted.
+	MaxBranchBytes = 255
+	maxOwnerBytes  = 39
+	maxRepoBytes   = 100
+)
+
+// ValidatePath checks a document path against DESIGN.md §5: relative,
+// '/'-separated, 1 to MaxPathBytes bytes, valid UTF-8, no empty, "." or ".."
+// segment (so no leading, trailing or doubled '/'), no backslash, no control
+// character (C0, DEL, C1) and no percent-escape ('%' followed by two hex
+// digits; a lone '%' is an ordinary character and is sent as "%25").
+// The error wraps ErrPathInvalid and names the rule, never the whole path.
+//
+// A valid path survives per-segment url.PathEscape and unescape unchanged,
+// and path.Clean leaves it as it is, so it cannot name another location in
+// the request URL.
+func ValidatePath(p string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrPathInvalid, why) }
+	switch {
+	case p == "":
+		return bad("empty")
+	case len(p) > MaxPathBytes:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxPathBytes))
+	case !utf8.ValidString(p):
+		return bad("not valid UTF-8")
+	case strings.ContainsRune(p, '\\'):
+		return bad("contains a backslash")
+	case hasControl(p):
+		return bad("contains a control character")
+	case hasPercentEscape(p):
+		return bad("contains a percent-escape")
+	}
+	for i, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "":
+			return bad(fmt.Sprintf("segment %d is empty", i+1))
+		case ".", "..":
+			return bad(fmt.Sprintf("segment %d is %q", i+1, seg))
+		}
+	}
+	return nil
+}
+
+// ValidateBranch checks a branch name with the rules of
+// `git check-ref-format --branch`, made stricter: 1 to MaxBranchBytes bytes,
+// valid UTF-8, no control character (C0, DEL, C1), no space, '~', '^', ':',
+// '?', '*', '[' or '\\', no "..", "@{" or "//", no segment that starts with
+// '.' or ends with ".lock", no leading '-' or '/', no trailing '/' or '.',
+// not "@" and not "HEAD". A name starting with "refs/" is refused: callers
+// pass a plain branch name, and tags are never accepted (resolution only
+// looks under refs/heads/). The error wraps ErrBranchInvalid.
+func ValidateBranch(b string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrBranchInvalid, why) }
+	switch {
+	case b == "":
+		return bad("empty")
+	case len(b) > MaxBranchBytes:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxBranchBytes))
+	case !utf8.ValidString(b):
+		return bad("not valid UTF-8")
+	case strings.HasPrefix(b, "refs/"):
+		return bad(`starts with "refs/"; give the branch name only`)
+	case b == "@" || b == "HEAD":
+		return bad(fmt.Sprintf("%q is not a branch name", b))
+	case b[0] == '-':
+		return bad(`starts with "-"`)
+	case hasControl(b):
+		return bad("contains a control character")
+	case strings.ContainsAny(b, " ~^:?*[\\"):
+		return bad(`contains one of space ~ ^ : ? * [ \`)
+	case strings.Contains(b, ".."):
+		return bad(`contains ".."`)
+	case strings.Contains(b, "@{"):
+		return bad(`contains "@{"`)
+	case strings.HasSuffix(b, "."):
+		return bad(`ends with "."`)
+	}
+	for i, seg := range strings.Split(b, "/") {
+		switch {
+		case seg == "":
+			return bad(fmt.Sprintf("segment %d is empty", i+1))
+		case seg[0] == '.':
+			return bad(fmt.Sprintf(`segment %d starts with "."`, i+1))
+		case strings.HasSuffix(seg, ".lock"):
+			return bad(fmt.Sprintf(`segment %d ends with ".lock"`, i+1))
+		}
+	}
+	return nil
+}
+
+// ValidateOwner checks a GitHub user or organization login: 1 to 39 ASCII
+// letters, digits, '-' or '_' (enterprise managed users carry "_shortcode"),
+// starting with a letter or digit. The error wraps ErrInvalidName.
+func ValidateOwner(s string) error {
+	if len(s) == 0 || len(s) > maxOwnerBytes || !isAlnum(s[0]) {
+		return fmt.Errorf("%w: owner must be 1 to %d characters starting with a letter or digit", ErrInvalidName, maxOwnerBytes)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' {
+			return fmt.Errorf("%w: owner may hold only letters, digits, '-' and '_'", ErrInvalidName)
+		}
+	}
+	return nil
+}
+
+// ValidateRepo checks a repository name (without the owner): 1 to 100 ASCII
+// letters, digits, '.', '-' or '_', not "." or "..", and not ending in
+// ".git" (GitHub strips that suffix, so the name would mean another
+// repository). The error wraps ErrInvalidName.
+func ValidateRepo(s string) error {
+	if len(s) == 0 || len(s) > maxRepoBytes || s == "." || s == ".." {
+		return fmt.Errorf("%w: repository must be 1 to %d characters and not \".\" or \"..\"", ErrInvalidName, maxRepoBytes)
+	}
+	if strings.HasSuffix(strings.ToLower(s), ".git") {
+		return fmt.Errorf("%w: repository must not end in \".git\"", ErrInvalidName)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
+			return fmt.Errorf("%w: repository may hold only letters, digits, '.', '-' and '_'", ErrInvalidName)
+		}
+	}
+	return nil
+}
+
+// ValidateCommitSHA checks that s is a full commit SHA-1: exactly 40
+// lowercase hexadecimal characters. The error wraps ErrInvalidName.
+func ValidateCommitSHA(s string) error {
+	if !isSHA1Hex(s) {
+		return fmt.Errorf("%w: commit SHA must be exactly 40 lowercase hex characters", ErrInvalidName)
+	}
+	return nil
+}
+
+// isSHA1Hex reports whether s is 40 lowercase hex characters.
+func isSHA1Hex(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// hasControl reports whether s holds a C0, DEL or C1 control character.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPercentEscape reports whether s holds '%' followed by two hex digits.
+func hasPercentEscape(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
+			return true
+		}
+	}
+	return false
+}
