@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"heyaira/admin"
+	"heyaira/store/storetest"
+)
+
+func TestRunUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr error
+		wantOut string
+	}{
+		{"no command", []string{"heyaira"}, errUsage, ""},
+		{"unknown command", []string{"heyaira", "frobnicate"}, errUsage, ""},
+		{"serve with arguments", []string{"heyaira", "serve", "--port", "1"}, errUsage, ""},
+		{"version", []string{"heyaira", "version"}, nil, "heyaira dev\n"},
+		{"admin without command", []string{"heyaira", "admin"}, admin.ErrUsage, ""},
+		{"heyaira-admin without command", []string{"/usr/bin/heyaira-admin"}, admin.ErrUsage, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, func(string) string { return "" }, nil, &stdout, &stderr)
+			if !errors.Is(err, tt.wantErr) && !(tt.wantErr == nil && err == nil) {
+				t.Fatalf("run(%q) = %v, want %v", tt.args, err, tt.wantErr)
+			}
+			if tt.wantOut != "" && stdout.String() != tt.wantOut {
+				t.Errorf("stdout = %q, want %q", stdout.String(), tt.wantOut)
+			}
+		})
+	}
+}
+
+// testEnv is a minimal environment for serve: a database, a cursor key and
+// a listen address.
+type testEnv map[string]string
+
+func (e testEnv) get(k string) string { return e[k] }
+
+func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+
+func baseEnv(t *testing.T, dbURL string) testEnv {
+	return testEnv{
+		"HEYAIRA_DATABASE_URL":    dbURL,
+		"HEYAIRA_CURSOR_KEY_FILE": writeFile(t, "cursor.key", hexKey(), 0o600),
+		"HEYAIRA_LISTEN_ADDR":     "127.0.0.1:0",
+	}
+}
+
+func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
+
+func TestServeRefusesMissingSchema(t *testing.T) {
+	t.Parallel()
+	env := baseEnv(t, storetest.NewURL(t))
+	err := run(t.Context(), []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "heyaira-admin migrate") {
+		t.Fatalf("serve on an empty database = %v, want a message naming heyaira-admin migrate", err)
+	}
+}
+
+func TestServeRefusesUnprotectedCursorKey(t *testing.T) {
+	t.Parallel()
+	env := baseEnv(t, storetest.NewMigratedURL(t))
+	env["HEYAIRA_CURSOR_KEY_FILE"] = writeFile(t, "cursor.key", hexKey(), 0o644)
+	err := run(t.Context(), []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "group or others") {
+		t.Fatalf("serve with a 0644 key file = %v, want a refusal", err)
+	}
+}
+
+func TestServeRefusesMissingConfig(t *testing.T) {
+	t.Parallel()
+	for _, missing := range []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_CURSOR_KEY_FILE"} {
+		env := baseEnv(t, "postgres://unused")
+		delete(env, missing)
+		err := run(t.Context(), []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("serve without %s = %v, want an error naming it", missing, err)
+		}
+	}
+}
+
+// startServe runs serve in the background on a listener the test owns, and
+// waits until /healthz answers. It returns the base URL and a stop function
+// that cancels and waits for a clean return.
+func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *syncBuffer) (string, func() error) {
+	t.Helper()
+	ln := hooks.listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		hooks.listener = ln
+	}
+	base := "http://" + ln.Addr().String()
+	if _, ok := env["HEYAIRA_PUBLIC_URL"]; !ok {
+		env["HEYAIRA_PUBLIC_URL"] = base
+	}
+	ctx, cancel := context.WithCancel(withHooks(context.Background(), hooks))
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, stderr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve returned early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not healthy after 10s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // back off: never a busy loop
+	}
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(25 * time.Second):
+			return fmt.Errorf("serve did not return after cancel")
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return base, stop
+}
+
+func TestServeHealthReadyAndShutdown(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	base, stop := startServe(t, baseEnv(t, storetest.NewMigratedURL(t)), serveHooks{}, &logs)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d, want 200", path, resp.StatusCode)
+		}
+		if resp.Header.Get("X-Request-Id") == "" {
+			t.Errorf("GET %s has no X-Request-Id", path)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("graceful shutdown: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"shutting down"`) || !strings.Contains(logs.String(), `"req_id"`) {
+		t.Errorf("logs lack the shutdown line or request ids:\n%s", logs.String())
+	}
+}
