@@ -199,22 +199,25 @@ func (k *key) encode(cur Cursor) string {
 	if exp < 0 || exp > maxUnix {
 		panic("cursor: Encode with Expires outside 1970–9999")
 	}
-	raw := make([]byte, 0, maxRawLen)
+	fields := cur.strings()
+	n := minRawLen
+	for _, f := range fields {
+		n += len(f)
+	}
+	// This also keeps every length below 2^16, so uint16 cannot truncate.
+	if n > maxRawLen {
+		panic("cursor: Encode result longer than MaxLen")
+	}
+	raw := make([]byte, 0, n)
 	raw = append(raw, version)
 	raw = append(raw, k.id[:]...)
-	for _, f := range cur.strings() {
-		if len(f) > maxRawLen {
-			panic("cursor: Encode with a field longer than MaxLen")
-		}
+	for _, f := range fields {
 		raw = binary.BigEndian.AppendUint16(raw, uint16(len(f)))
 		raw = append(raw, f...)
 	}
 	raw = binary.BigEndian.AppendUint64(raw, uint64(cur.Offset))
 	raw = binary.BigEndian.AppendUint64(raw, uint64(exp))
 	raw = k.mac(raw, raw)
-	if len(raw) > maxRawLen {
-		panic("cursor: Encode result longer than MaxLen")
-	}
 	return b64.EncodeToString(raw)
 }
 
@@ -298,24 +301,26 @@ func isB64URL(b byte) bool {
 // length-prefixed strings, offset ≥ 0, expires within maxUnix, and nothing
 // after.
 func parseBody(b []byte) (Cursor, bool) {
+	all := string(b) // one copy; the fields are substrings of it
 	var f [7]string
-	for i := range f {
-		if len(b) < 2 {
+	i := 0
+	for j := range f {
+		if len(b)-i < 2 {
 			return Cursor{}, false
 		}
-		n := int(binary.BigEndian.Uint16(b))
-		b = b[2:]
-		if len(b) < n {
+		n := int(binary.BigEndian.Uint16(b[i:]))
+		i += 2
+		if len(b)-i < n {
 			return Cursor{}, false
 		}
-		f[i] = string(b[:n])
-		b = b[n:]
+		f[j] = all[i : i+n]
+		i += n
 	}
-	if len(b) != 16 {
+	if len(b)-i != 16 {
 		return Cursor{}, false
 	}
-	off := int64(binary.BigEndian.Uint64(b))
-	exp := int64(binary.BigEndian.Uint64(b[8:]))
+	off := int64(binary.BigEndian.Uint64(b[i:]))
+	exp := int64(binary.BigEndian.Uint64(b[i+8:]))
 	if off < 0 || exp < 0 || exp > maxUnix {
 		return Cursor{}, false
 	}
