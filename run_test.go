@@ -65,7 +65,6 @@ func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
 	return p
 }
 
-
 func baseEnv(t *testing.T, dbURL string) testEnv {
 	return testEnv{
 		"HEYAIRA_DATABASE_URL":    dbURL,
