@@ -82,7 +82,11 @@ func (f *flags) printHelp(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags:\n", c.Usage, c.Short)
 	f.VisitAll(func(fl *flag.Flag) {
 		name, usage := flag.UnquoteUsage(fl)
-		fmt.Fprintf(w, "  --%s %s\n    \t%s", fl.Name, name, usage)
+		fmt.Fprintf(w, "  --%s", fl.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n    \t%s", usage)
 		if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
 			fmt.Fprintf(w, " (default %s)", fl.DefValue)
 		}

@@ -1,0 +1,225 @@
+package admin_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// oauthRows inserts, as the OAuth server would, a client, a grant of the
+// principal in the project, and three tokens: an access and a refresh token
+// of one family and an access token of another. It returns their IDs.
+func (h *harness) oauthRows(f fixture) (client, grant, access, refresh, other string) {
+	h.t.Helper()
+	q := func(dst *string, query string, args ...any) {
+		h.t.Helper()
+		if err := h.db.SQL().QueryRowContext(h.t.Context(), query, args...).Scan(dst); err != nil {
+			h.t.Fatalf("%s: %v", query, err)
+		}
+	}
+	q(&client, `INSERT INTO oauth_clients (client_name, redirect_uris) VALUES ('Claude', ARRAY['https://claude.ai/cb']) RETURNING id`)
+	q(&grant, `INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
+		VALUES ($1, $2, $3, ARRAY['memory:read','documents:read']) RETURNING id`, client, f.principal, f.project)
+	token := `INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
+		VALUES (sha256($1::bytea), $2, $3, ARRAY['memory:read'], 'https://heyaira.example/mcp', $4, now() + interval '1 hour')
+		RETURNING id`
+	const fam1, fam2 = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	q(&access, token, "a1", "access", grant, fam1)
+	q(&refresh, token, "r1", "refresh", grant, fam1)
+	q(&other, token, "a2", "access", grant, fam2)
+	return
+}
+
+func TestCredentialCommands(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := h.fixture()
+	h.change("add-member", "--project-id", f.project, "--principal-id", f.principal)
+	client, grant, access, refresh, other := h.oauthRows(f)
+	names := map[string]string{f.project: "<project>", f.principal: "<principal>", client: "<client>",
+		grant: "<grant>", access: "<access>", refresh: "<refresh>", other: "<other>"}
+
+	got := h.changeJSON("issue-legacy-token", "--project-id", f.project, "--name", "ci runner")
+	m := got.(map[string]any)
+	legacy := m["id"].(string)
+	names[legacy] = "<legacy>"
+	if tok, _ := m["token"].(string); !legacyTokenRE.MatchString(tok) {
+		t.Errorf("token = %q, want hyl_ and 43 base64url characters", tok)
+	}
+	m["token"] = "<token>"
+	wantLegacy := map[string]any{"id": "<legacy>", "project_id": "<project>", "name": "ci runner",
+		"scopes":     []any{"memory:read", "memory:write", "tasks:read", "tasks:write"},
+		"created_at": "<time>", "revoked_at": nil}
+	want := map[string]any{"token": "<token>"}
+	for k, v := range wantLegacy {
+		want[k] = v
+	}
+	if diff := cmp.Diff(want, normalize(m, names)); diff != "" {
+		t.Errorf("issue-legacy-token --json (-want +got):\n%s", diff)
+	}
+
+	tokens := func(ids ...string) []any {
+		out := []any{}
+		for _, id := range ids {
+			kind := "access"
+			if id == refresh {
+				kind = "refresh"
+			}
+			out = append(out, map[string]any{"token_id": names[id], "kind": kind, "family_id": "<uuid>", "expires_at": "<time>"})
+		}
+		return out
+	}
+	wantGrant := map[string]any{"grant_id": "<grant>", "client_id": "<client>", "client_name": "Claude",
+		"principal_id": "<principal>", "principal_name": "Ada", "project_id": "<project>",
+		"scopes": []any{"memory:read", "documents:read"}, "created_at": "<time>", "revoked_at": nil,
+		"active_tokens": tokens(access, refresh, other)}
+	wantList := map[string]any{"project_id": "<project>", "grants": []any{wantGrant}, "legacy_tokens": []any{wantLegacy}}
+	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
+		t.Errorf("list-grants --json (-want +got):\n%s", diff)
+	}
+
+	// A refresh token takes its family with it: r1 and a1, not a2.
+	got = h.changeJSON("revoke-token", "--token-id", refresh)
+	wantRev := map[string]any{"id": "<refresh>", "kind": "refresh", "project_id": "<project>",
+		"revoked_at": "<time>", "tokens_revoked": num("2")}
+	if diff := cmp.Diff(wantRev, normalize(got, names)); diff != "" {
+		t.Errorf("revoke-token refresh (-want +got):\n%s", diff)
+	}
+	wantGrant["active_tokens"] = tokens(other)
+	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
+		t.Errorf("list-grants after revoke-token (-want +got):\n%s", diff)
+	}
+
+	// Revoking the grant revokes what is left of its tokens.
+	got = h.changeJSON("revoke-grant", "--grant-id", grant)
+	wantRev = map[string]any{"id": "<grant>", "kind": "grant", "project_id": "<project>",
+		"revoked_at": "<time>", "tokens_revoked": num("1")}
+	if diff := cmp.Diff(wantRev, normalize(got, names)); diff != "" {
+		t.Errorf("revoke-grant (-want +got):\n%s", diff)
+	}
+	var live int
+	if err := h.db.SQL().QueryRowContext(t.Context(),
+		`SELECT count(*) FROM oauth_tokens WHERE grant_id = $1 AND revoked_at IS NULL`, grant).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live != 0 {
+		t.Errorf("%d tokens of the revoked grant are still live", live)
+	}
+
+	got = h.changeJSON("revoke-token", "--legacy-token-id", legacy)
+	wantRev = map[string]any{"id": "<legacy>", "kind": "legacy", "project_id": "<project>",
+		"revoked_at": "<time>", "tokens_revoked": num("1")}
+	if diff := cmp.Diff(wantRev, normalize(got, names)); diff != "" {
+		t.Errorf("revoke-token --legacy-token-id (-want +got):\n%s", diff)
+	}
+	wantGrant["revoked_at"] = "<time>"
+	wantGrant["active_tokens"] = []any{}
+	wantLegacy["revoked_at"] = "<time>"
+	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
+		t.Errorf("list-grants after revocations (-want +got):\n%s", diff)
+	}
+
+	// Revoking twice is refused and writes nothing.
+	for _, args := range [][]string{
+		{"revoke-grant", "--grant-id", grant},
+		{"revoke-token", "--token-id", access},
+		{"revoke-token", "--legacy-token-id", legacy},
+	} {
+		before := h.counts()
+		if _, _, err := h.run(args...); err == nil || !strings.Contains(err.Error(), "already revoked") {
+			t.Errorf("%v: err = %v, want already revoked", args, err)
+		}
+		if diff := cmp.Diff(before, h.counts()); diff != "" {
+			t.Errorf("%v changed row counts:\n%s", args, diff)
+		}
+	}
+}
+
+var legacyTokenRE = regexp.MustCompile(`^hyl_[A-Za-z0-9_-]{43}$`)
+
+// TestSecretsArePrintedOnceAndStoredHashed shows that the legacy token and
+// the sign-in link secret appear once, on stdout only, and that the database
+// holds their SHA-256 and nothing from which they could be read back.
+func TestSecretsArePrintedOnceAndStoredHashed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := h.fixture()
+
+	stdout, stderr, err := h.run("issue-legacy-token", "--project-id", f.project, "--name", "ci")
+	if err != nil {
+		t.Fatalf("issue-legacy-token: %v", err)
+	}
+	token := strings.TrimSpace(stdout)
+	if !legacyTokenRE.MatchString(token) || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("stdout = %q, want the token alone", stdout)
+	}
+	if strings.Contains(stderr, token) || strings.Contains(stderr, token[4:]) {
+		t.Errorf("stderr repeats the token: %q", stderr)
+	}
+	h.checkHashed(token, "legacy_tokens", "token_hash")
+
+	stdout, stderr, err = h.run("signin-link", "--principal-id", f.principal)
+	if err != nil {
+		t.Fatalf("signin-link: %v", err)
+	}
+	link, err := url.Parse(strings.TrimSpace(stdout))
+	if err != nil || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("stdout = %q, want the URL alone", stdout)
+	}
+	if got, want := link.Scheme+"://"+link.Host+link.Path, "https://heyaira.example/signin"; got != want {
+		t.Errorf("link = %s, want it on %s", link, want)
+	}
+	secret := link.Query().Get("token")
+	if b, err := base64.RawURLEncoding.Strict().DecodeString(secret); err != nil || len(b) != 32 {
+		t.Fatalf("link secret %q is not 32 bytes of base64url", secret)
+	}
+	if strings.Contains(stderr, secret) {
+		t.Errorf("stderr repeats the secret: %q", stderr)
+	}
+	h.checkHashed(secret, "signin_links", "token_hash")
+
+	var ttl float64
+	if err := h.db.SQL().QueryRowContext(t.Context(),
+		`SELECT extract(epoch FROM expires_at - created_at) FROM signin_links`).Scan(&ttl); err != nil {
+		t.Fatal(err)
+	}
+	if ttl != (15 * time.Minute).Seconds() {
+		t.Errorf("link lifetime = %vs, want 900s", ttl)
+	}
+
+	// Two links for the same principal have different secrets.
+	stdout2, _, err := h.run("signin-link", "--principal-id", f.principal)
+	if err != nil || stdout2 == stdout {
+		t.Errorf("second link: %q, %v; want a new secret", stdout2, err)
+	}
+}
+
+// checkHashed asserts that no table holds secret (or its random part) in any
+// form that query_to_xml prints, and that table.column holds its SHA-256.
+func (h *harness) checkHashed(secret, table, column string) {
+	h.t.Helper()
+	dump := h.dump()
+	random := strings.TrimPrefix(secret, "hyl_")
+	raw, _ := base64.RawURLEncoding.DecodeString(random)
+	for _, s := range []string{secret, random, base64.StdEncoding.EncodeToString(raw)} {
+		if strings.Contains(dump, s) {
+			h.t.Errorf("the database holds the secret %q", s)
+		}
+	}
+	sum := sha256.Sum256([]byte(secret))
+	var n int
+	// table and column are constants of this test, never input.
+	if err := h.db.SQL().QueryRowContext(h.t.Context(),
+		`SELECT count(*) FROM `+table+` WHERE `+column+` = $1`, sum[:]).Scan(&n); err != nil {
+		h.t.Fatal(err)
+	}
+	if n != 1 {
+		h.t.Errorf("%s.%s holds SHA-256(secret) %d times, want 1", table, column, n)
+	}
+}
