@@ -44,7 +44,8 @@
 //	key id  = the first 4 bytes of SHA-256(key)
 //	body    = kind, project, principal, source, commit, path, file_sha256,
 //	          each as a big-endian uint16 length and that many bytes,
-//	          then offset and expires (Unix seconds) as big-endian int64
+//	          then offset (≥ 0) and expires (Unix seconds, years 1970–9999)
+//	          as big-endian int64
 //	mac     = HMAC-SHA-256(key, "heyaira cursor v1\x00" | version | key id | body)
 //
 // The label separates cursor MACs from any other use of the key; Kind, inside
@@ -54,9 +55,13 @@
 //
 // A Codec holds one or more keys of at least 32 bytes. The first key signs;
 // every key verifies, and the key id in a cursor selects the key directly.
-// To rotate, put a new key on the first line of the key file, keep the old one
-// on a later line for at least the cursor lifetime (15 minutes), then delete
-// it. Cursors signed with a deleted key become invalid.
+// The server reads the key file once, at start-up, and every replica must
+// hold the same keys. To rotate: (1) add the new key as the last line and
+// restart every replica, so that all of them verify it; (2) move it to the
+// first line and restart, so that it signs; (3) once the cursor lifetime
+// (15 minutes) has passed, delete the old line and restart. With one replica,
+// steps 1 and 2 can be one. Cursors signed with a deleted key are invalid.
+// Key ids are not secret; KeyIDs returns them for the start-up log.
 package cursor
 
 import (
