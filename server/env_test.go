@@ -1,0 +1,221 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"heyaira/cursor"
+	"heyaira/github/githubtest"
+	"heyaira/store"
+	"heyaira/store/storetest"
+
+	"github.com/lib/pq"
+)
+
+// testEnv is a real server (NewServer) on httptest, a fresh migrated
+// database, the fake GitHub and a capturing logger.
+type testEnv struct {
+	t       testing.TB
+	db      *store.DB
+	gh      *githubtest.Server
+	srv     *httptest.Server
+	cursors *cursor.Codec
+	logs    *lockedBuffer
+	cfg     Config
+}
+
+func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
+	t.Helper()
+	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &lockedBuffer{}}
+	var err error
+	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewUnstartedServer(nil)
+	e.cfg = Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), Version: "test"}
+	for _, m := range mutate {
+		m(&e.cfg)
+	}
+	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
+	e.srv.Config.Handler = NewServer(logger, e.cfg, e.db, e.gh.Client(), e.cursors)
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// tenant is one project with a member principal and a linked repository.
+type tenant struct {
+	account, project, principal, repo string
+	owner, repoName                   string
+	installation                      int64
+}
+
+func (e *testEnv) exec(q string, args ...any) {
+	e.t.Helper()
+	if _, err := e.db.SQL().Exec(q, args...); err != nil {
+		e.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func (e *testEnv) queryString(q string, args ...any) string {
+	e.t.Helper()
+	var s string
+	if err := e.db.SQL().QueryRow(q, args...).Scan(&s); err != nil {
+		e.t.Fatalf("%s: %v", q, err)
+	}
+	return s
+}
+
+// newTenant creates account, project, principal (a member) and links owner/repo.
+func (e *testEnv) newTenant(owner, repo string) tenant {
+	e.t.Helper()
+	tn := tenant{owner: owner, repoName: repo, installation: e.gh.Binding(owner, repo).InstallationID}
+	tn.account = e.queryString(`INSERT INTO accounts (name) VALUES ('acct') RETURNING id`)
+	tn.project = e.queryString(`INSERT INTO projects (account_id, name) VALUES ($1, 'proj') RETURNING id`, tn.account)
+	tn.principal = e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, 'ada') RETURNING id`, tn.account)
+	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, tn.principal)
+	tn.repo = e.queryString(`INSERT INTO repositories (project_id, github_owner, github_repository, github_installation_id)
+		VALUES ($1, $2, $3, $4) RETURNING id`, tn.project, owner, repo, tn.installation)
+	return tn
+}
+
+// addSource allowlists path at commit (or tracking branch if commit is "").
+func (e *testEnv) addSource(tn tenant, role, path, commit, tracking string, limit int) string {
+	e.t.Helper()
+	var c, tr any
+	if commit != "" {
+		c = commit
+	}
+	if tracking != "" {
+		tr = tracking
+	}
+	return e.queryString(`INSERT INTO document_sources (project_id, repository_id, role, path, commit_sha, tracking_ref, fragment_limit)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, tn.project, tn.repo, role, path, c, tr, limit)
+}
+
+// token issues an OAuth access token for the tenant's principal with scopes.
+func (e *testEnv) token(tn tenant, scopes ...string) string {
+	e.t.Helper()
+	client := e.queryString(`INSERT INTO oauth_clients (client_name, redirect_uris)
+		VALUES ('test', ARRAY['http://127.0.0.1/cb']) RETURNING id`)
+	grant := e.queryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
+		VALUES ($1, $2, $3, $4) RETURNING id`, client, tn.principal, tn.project, pq.Array(scopes))
+	tok := "hya_" + rand.Text() + rand.Text()
+	h := sha256.Sum256([]byte(tok))
+	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
+		VALUES ($1, 'access', $2, $3, $4, gen_random_uuid(), $5)`,
+		h[:], grant, pq.Array(scopes), e.cfg.PublicURL+"/mcp", time.Now().Add(time.Hour))
+	return tok
+}
+
+// legacyToken issues a legacy project token (memory/task scopes).
+func (e *testEnv) legacyToken(tn tenant) string {
+	e.t.Helper()
+	tok := "hyl_" + rand.Text() + rand.Text()
+	h := sha256.Sum256([]byte(tok))
+	e.exec(`INSERT INTO legacy_tokens (project_id, name, token_hash, scopes)
+		VALUES ($1, 'legacy', $2, ARRAY['memory:read','memory:write','tasks:read','tasks:write'])`, tn.project, h[:])
+	return tok
+}
+
+type reply struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// post sends one raw body to /mcp with the given headers.
+func (e *testEnv) post(body string, headers ...string) reply {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	r.raw, _ = io.ReadAll(resp.Body)
+	json.Unmarshal(r.raw, &r.body)
+	return r
+}
+
+var rpcID atomic.Int64
+
+// rpc sends a JSON-RPC request with a bearer token.
+func (e *testEnv) rpc(token, method string, params any) reply {
+	e.t.Helper()
+	msg := map[string]any{"jsonrpc": "2.0", "id": rpcID.Add(1), "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, _ := json.Marshal(msg)
+	return e.post(string(b), "Authorization", "Bearer "+token)
+}
+
+// call runs tools/call and returns the structured content, whether it is an
+// error, and the raw result JSON.
+func (e *testEnv) call(token, tool string, args map[string]any) (map[string]any, bool, string) {
+	e.t.Helper()
+	r := e.rpc(token, "tools/call", map[string]any{"name": tool, "arguments": args})
+	if r.status != http.StatusOK {
+		e.t.Fatalf("tools/call %s: HTTP %d %s", tool, r.status, r.raw)
+	}
+	res, _ := r.body["result"].(map[string]any)
+	if res == nil {
+		e.t.Fatalf("tools/call %s: no result: %s", tool, r.raw)
+	}
+	sc, _ := res["structuredContent"].(map[string]any)
+	isErr, _ := res["isError"].(bool)
+	resJSON, _ := json.Marshal(res)
+	return sc, isErr, string(resJSON)
+}
+
+// wantCode fails unless the tool call failed with code.
+func (e *testEnv) wantCode(token, tool string, args map[string]any, code string) map[string]any {
+	e.t.Helper()
+	sc, isErr, raw := e.call(token, tool, args)
+	errObj, _ := sc["error"].(map[string]any)
+	if !isErr || errObj["code"] != code {
+		e.t.Fatalf("%s(%v) = %s, want error %s", tool, args, raw, code)
+	}
+	return sc
+}
+
+func (e *testEnv) countRows(table string) int {
+	e.t.Helper()
+	n, _ := strconv.Atoi(e.queryString(`SELECT count(*)::text FROM ` + table))
+	return n
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
