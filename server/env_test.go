@@ -142,6 +142,10 @@ func (e *testEnv) post(body string, headers ...string) reply {
 	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewBufferString(body))
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1] // Go sends req.Host, not Header["Host"]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

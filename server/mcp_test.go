@@ -1,0 +1,218 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestMCPTransport(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, func(c *Config) { c.AllowedOrigins = []string{"https://app.example"} })
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "memory:read")
+	auth := "Bearer " + tok
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+	tests := []struct {
+		name       string
+		body       string
+		headers    []string
+		wantStatus int
+		wantBody   string // substring
+	}{
+		{"ping", ping, []string{"Authorization", auth}, 200, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, []string{"Authorization", auth}, 202, ""},
+		{"client response", `{"jsonrpc":"2.0","id":5,"result":{}}`, []string{"Authorization", auth}, 202, ""},
+		{"batch", "[" + ping + "]", []string{"Authorization", auth}, 400, `"code":-32600`},
+		{"parse error", `{"jsonrpc"`, []string{"Authorization", auth}, 400, `"code":-32700`},
+		{"bad protocol version", ping, []string{"Authorization", auth, "MCP-Protocol-Version", "1999-01-01"}, 400, `MCP-Protocol-Version`},
+		{"good protocol version", ping, []string{"Authorization", auth, "MCP-Protocol-Version", "2025-06-18"}, 200, `"result":{}`},
+		{"content type", ping, []string{"Authorization", auth, "Content-Type", "text/plain"}, 415, ""},
+		{"content type with charset", ping, []string{"Authorization", auth, "Content-Type", "application/json; charset=utf-8"}, 200, `"result":{}`},
+		{"foreign origin", ping, []string{"Authorization", auth, "Origin", "https://evil.example"}, 403, ""},
+		{"allowed origin", ping, []string{"Authorization", auth, "Origin", "https://app.example"}, 200, ""},
+		{"rebinding host", ping, []string{"Authorization", auth, "Host", "evil.example.com"}, 403, ""},
+		{"unknown method", `{"jsonrpc":"2.0","id":"x","method":"server/discover"}`, []string{"Authorization", auth}, 200, `"code":-32601`},
+		{"resources/list", `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`, []string{"Authorization", auth}, 200, `"resources":[]`},
+		{"resources/templates/list", `{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}`, []string{"Authorization", auth}, 200, `"resourceTemplates":[]`},
+		{"prompts/list", `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`, []string{"Authorization", auth}, 200, `"prompts":[]`},
+		{"unknown tool", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope"}}`, []string{"Authorization", auth}, 200, `"code":-32602`},
+		{"arguments not an object", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_get","arguments":[1]}}`, []string{"Authorization", auth}, 200, `"code":-32602`},
+		{"sse only accept", ping, []string{"Authorization", auth, "Accept", "text/event-stream"}, 200, "event: message\ndata: "},
+		{"too large", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`, []string{"Authorization", auth}, 413, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.post(tt.body, tt.headers...)
+			if r.status != tt.wantStatus || !strings.Contains(string(r.raw), tt.wantBody) {
+				t.Fatalf("HTTP %d %s; want %d containing %q", r.status, r.raw, tt.wantStatus, tt.wantBody)
+			}
+			if strings.Contains(string(r.raw), `"error":null`) || strings.Contains(string(r.raw), `"id":null`) {
+				t.Errorf("response carries a null error or id: %s", r.raw)
+			}
+		})
+	}
+}
+
+func TestMCPGetAndDeleteAre405(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for _, m := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(m, e.srv.URL+"/mcp", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+			t.Errorf("%s /mcp = %d Allow %q, want 405 Allow POST", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+}
+
+func TestInitializeNegotiatesVersion(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	for requested, want := range map[string]string{
+		"2025-11-25": "2025-11-25", "2025-06-18": "2025-06-18", "2025-03-26": "2025-03-26",
+		"2024-11-05": "2024-11-05", "2099-01-01": "2025-11-25",
+	} {
+		r := e.rpc(tok, "initialize", map[string]any{"protocolVersion": requested, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "t", "version": "1"}})
+		res, _ := r.body["result"].(map[string]any)
+		if r.status != 200 || res["protocolVersion"] != want {
+			t.Errorf("initialize(%s) = %d %s, want version %s", requested, r.status, r.raw, want)
+		}
+		if strings.Contains(string(r.raw), "Mcp-Session-Id") || r.header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("stateless server issued a session id")
+		}
+	}
+}
+
+func TestToolsListShape(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tok := e.legacyToken(e.newTenant("o", "r"))
+	r := e.rpc(tok, "tools/list", nil)
+	tools, _ := r.body["result"].(map[string]any)["tools"].([]any)
+	names := map[string]bool{}
+	for _, x := range tools {
+		tl := x.(map[string]any)
+		name, _ := tl["name"].(string)
+		names[name] = true
+		schema, _ := tl["inputSchema"].(map[string]any)
+		ann, _ := tl["annotations"].(map[string]any)
+		if tl["description"] == "" || schema["type"] != "object" || schema["additionalProperties"] != false {
+			t.Errorf("tool %s: bad description or inputSchema: %v", name, tl)
+		}
+		if ann["openWorldHint"] != false {
+			t.Errorf("tool %s: openWorldHint must be false", name)
+		}
+		if strings.HasSuffix(name, "_get") || strings.HasSuffix(name, "_list") {
+			if ann["readOnlyHint"] != true {
+				t.Errorf("tool %s: read tool without readOnlyHint", name)
+			}
+		}
+	}
+	// A legacy token sees every tool, including those it cannot call.
+	for _, want := range []string{"runtime_bootstrap_get", "git_document_get", "memory_put", "task_list"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s", want)
+		}
+	}
+	if strings.Contains(string(r.raw), "null") {
+		t.Errorf("tools/list carries a null: %s", r.raw)
+	}
+}
+
+func TestBearerChallenges(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	meta := `resource_metadata="` + e.cfg.PublicURL + `/.well-known/oauth-protected-resource/mcp"`
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+	expired := e.token(tn, "memory:read")
+	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, hashToken(expired))
+	revoked := e.token(tn, "memory:read")
+	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(revoked))
+	grantRevoked := e.token(tn, "memory:read")
+	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, hashToken(grantRevoked))
+	otherAudience := e.token(tn, "memory:read")
+	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, hashToken(otherAudience))
+	exMember := e.token(tn, "memory:read")
+	legacyRevoked := e.legacyToken(tn)
+	e.exec(`UPDATE legacy_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(legacyRevoked))
+
+	tests := []struct {
+		name, header, want string
+	}{
+		{"no header", "", `Bearer ` + meta},
+		{"basic scheme", "Basic dXNlcjpwYXNz", `Bearer error="invalid_token", ` + meta},
+		{"unknown token", "Bearer hya_unknown", `Bearer error="invalid_token", ` + meta},
+		{"expired", "Bearer " + expired, `Bearer error="invalid_token", ` + meta},
+		{"revoked", "Bearer " + revoked, `Bearer error="invalid_token", ` + meta},
+		{"grant revoked", "Bearer " + grantRevoked, `Bearer error="invalid_token", ` + meta},
+		{"other audience", "Bearer " + otherAudience, `Bearer error="invalid_token", ` + meta},
+		{"legacy revoked", "Bearer " + legacyRevoked, `Bearer error="invalid_token", ` + meta},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reply
+			if tt.header == "" {
+				r = e.post(ping)
+			} else {
+				r = e.post(ping, "Authorization", tt.header)
+			}
+			if r.status != 401 || r.header.Get("WWW-Authenticate") != tt.want {
+				t.Fatalf("HTTP %d WWW-Authenticate %q; want 401 %q", r.status, r.header.Get("WWW-Authenticate"), tt.want)
+			}
+		})
+	}
+	// Membership is re-checked on every request.
+	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 200 {
+		t.Fatalf("member: HTTP %d", r.status)
+	}
+	e.exec(`DELETE FROM project_members WHERE project_id = $1`, tn.project)
+	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 401 {
+		t.Fatalf("after removal from the project: HTTP %d, want 401", r.status)
+	}
+}
+
+func TestStoreDownIs503NotUnauthorized(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	e.db.Close() // the database stops answering
+	r := e.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer "+tok)
+	if r.status != 503 || r.header.Get("Retry-After") == "" || r.header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("HTTP %d Retry-After %q WWW-Authenticate %q; want 503 with Retry-After and no challenge",
+			r.status, r.header.Get("Retry-After"), r.header.Get("WWW-Authenticate"))
+	}
+}
+
+func TestProtectedResourceMetadata(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for path, resource := range map[string]string{
+		"/.well-known/oauth-protected-resource/mcp": e.cfg.PublicURL + "/mcp",
+		"/.well-known/oauth-protected-resource":     e.cfg.PublicURL,
+	} {
+		req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+		req.Host = "attacker.example" // metadata is built from configuration, never from Host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		decodeBody(t, resp, &doc)
+		if resp.StatusCode != 200 || doc["resource"] != resource {
+			t.Errorf("GET %s: %d resource %v, want %s", path, resp.StatusCode, doc["resource"], resource)
+		}
+		if as, _ := doc["authorization_servers"].([]any); len(as) != 1 || as[0] != e.cfg.PublicURL {
+			t.Errorf("GET %s: authorization_servers %v", path, doc["authorization_servers"])
+		}
+	}
+}
