@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"sync"
+	"testing"
+
+	"heyaira/store"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const commitSHA = "0123456789abcdef0123456789abcdef01234567"
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDocumentSources(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	ctx := t.Context()
+	repo, err := tr.db.LinkRepository(ctx, store.NewRepository{ProjectID: tr.project.ID, GitHubOwner: "h8v6",
+		GitHubRepository: "heyaira", GitHubInstallationID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := store.NewDocumentSource{ProjectID: tr.project.ID, GitHubOwner: "h8v6", GitHubRepository: "heyaira",
+		Role: "runtime", Path: "docs/CONTINUITY_PROTOCOL.md", CommitSHA: commitSHA, FragmentLimit: 65536}
+	s, err := tr.db.AddDocumentSource(ctx, pinned)
+	if err != nil {
+		t.Fatalf("AddDocumentSource: %v", err)
+	}
+	want := store.DocumentSource{ID: s.ID, ProjectID: tr.project.ID, RepositoryID: repo.ID, GitHubOwner: "h8v6",
+		GitHubRepository: "heyaira", GitHubInstallationID: 42, Role: "runtime", Path: "docs/CONTINUITY_PROTOCOL.md",
+		CommitSHA: ptr(commitSHA), FragmentLimit: 65536}
+	if diff := cmp.Diff(want, s, cmpIgnoreTime); diff != "" {
+		t.Errorf("AddDocumentSource (-want +got):\n%s", diff)
+	}
+	tracked, err := tr.db.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: tr.project.ID, GitHubOwner: "H8V6",
+		GitHubRepository: "heyaira", Role: "instruction", Path: "docs/agents/w.md", TrackingRef: "main",
+		Profile: "writer", FragmentLimit: 100})
+	if err != nil {
+		t.Fatalf("AddDocumentSource tracking: %v", err)
+	}
+	if tracked.CommitSHA != nil || *tracked.TrackingRef != "main" || *tracked.Profile != "writer" || tracked.FragmentLimit != 100 {
+		t.Errorf("tracking source = %+v", tracked)
+	}
+
+	before := auditRows(t, tr.db)
+	other := pinned
+	other.GitHubRepository = "other"
+	_, err = tr.db.AddDocumentSource(ctx, other)
+	wantRefused(t, err, store.ErrNotFound, "repository h8v6/other is not linked to project "+tr.project.ID)
+	other = pinned
+	other.ProjectID = missingID
+	_, err = tr.db.AddDocumentSource(ctx, other)
+	wantRefused(t, err, store.ErrNotFound, "project "+missingID+" not found")
+	_, err = tr.db.RevokeDocumentSource(ctx, missingID)
+	wantRefused(t, err, store.ErrNotFound, "document source "+missingID+" not found")
+	if n := auditRows(t, tr.db); n != before {
+		t.Errorf("refusals wrote %d audit rows", n-before)
+	}
+
+	revoked, err := tr.db.RevokeDocumentSource(ctx, tracked.ID)
+	if err != nil || revoked.RevokedAt == nil {
+		t.Fatalf("RevokeDocumentSource = %+v, %v", revoked, err)
+	}
+	_, err = tr.db.RevokeDocumentSource(ctx, tracked.ID)
+	wantRefused(t, err, store.ErrConflict, "document source "+tracked.ID+" is already revoked")
+
+	if _, err := tr.db.UnlinkRepository(ctx, tr.project.ID, "h8v6", "heyaira"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.db.AddDocumentSource(ctx, pinned)
+	wantRefused(t, err, store.ErrNotFound, "repository h8v6/heyaira is not linked to project "+tr.project.ID)
+	list, err := tr.db.ListDocumentSources(ctx, tr.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != s.ID || list[0].RepositoryRevokedAt == nil || list[0].RevokedAt != nil ||
+		list[1].ID != tracked.ID || list[1].RevokedAt == nil {
+		t.Errorf("ListDocumentSources after unlink = %+v", list)
+	}
+}
+
+// TestAddSourceRacesUnlink runs an add and an unlink of the same link at once:
+// they serialise (the add holds the link FOR SHARE), so either the add comes
+// first and its source is then listed as of an unlinked repository, or it
+// comes second and is refused. Neither deadlocks nor fails otherwise.
+func TestAddSourceRacesUnlink(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	ctx := t.Context()
+	for range 5 {
+		if _, err := tr.db.LinkRepository(ctx, store.NewRepository{ProjectID: tr.project.ID, GitHubOwner: "h8v6",
+			GitHubRepository: "heyaira", GitHubInstallationID: 42}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var addErr, unlinkErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, addErr = tr.db.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: tr.project.ID,
+				GitHubOwner: "h8v6", GitHubRepository: "heyaira", Role: "runtime", Path: "a.md",
+				CommitSHA: commitSHA, FragmentLimit: 1})
+		}()
+		go func() {
+			defer wg.Done()
+			_, unlinkErr = tr.db.UnlinkRepository(ctx, tr.project.ID, "h8v6", "heyaira")
+		}()
+		wg.Wait()
+		if unlinkErr != nil {
+			t.Fatalf("unlink: %v", unlinkErr)
+		}
+		if addErr != nil {
+			wantRefused(t, addErr, store.ErrNotFound, "repository h8v6/heyaira is not linked to project "+tr.project.ID)
+		}
+	}
+	list, err := tr.db.ListDocumentSources(ctx, tr.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		if s.RepositoryRevokedAt == nil {
+			t.Errorf("source %s is on a link that is still active", s.ID)
+		}
+	}
+}
