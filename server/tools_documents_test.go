@@ -1,0 +1,317 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"heyaira/github/githubtest"
+)
+
+const commitA = "1111111111111111111111111111111111111111"
+
+// mixedText returns about n bytes mixing 1-, 2-, 3- and 4-byte characters.
+func mixedText(n int) []byte {
+	unit := "plain ascii, é ü ß, € ₹ 中文, 😀 🎉 𝄞\n"
+	return []byte(strings.Repeat(unit, n/len(unit)+1))
+}
+
+func hexSHA(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func TestDocumentReadWholeFileThroughCursors(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("h8v6", "heyaira")
+	doc := mixedText(200_000)
+	e.gh.AddFile("h8v6", "heyaira", commitA, "docs/big.md", doc)
+	src := e.addSource(tn, "runtime", "docs/big.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+
+	var got []byte
+	args := map[string]any{"source_id": src}
+	fragments := 0
+	for {
+		sc, isErr, raw := e.call(tok, "git_document_get", args)
+		if isErr {
+			t.Fatalf("fragment %d: %s", fragments, raw)
+		}
+		fragments++
+		content := []byte(sc["content"].(string))
+		rng := sc["range"].(map[string]any)
+		start, end, total := int(rng["start_byte"].(float64)), int(rng["end_byte"].(float64)), int(rng["total_bytes"].(float64))
+		switch {
+		case start != len(got) || end != start+len(content) || total != len(doc):
+			t.Fatalf("fragment %d: range %v after %d bytes", fragments, rng, len(got))
+		case len(content) > 65536 || !utf8.Valid(content):
+			t.Fatalf("fragment %d: %d bytes, valid UTF-8 %v", fragments, len(content), utf8.Valid(content))
+		case sc["sha256"] != hexSHA(doc) || sc["fragment_sha256"] != hexSHA(content):
+			t.Fatalf("fragment %d: wrong hashes", fragments)
+		case sc["commit_sha"] != commitA || sc["path"] != "docs/big.md" || sc["github_owner"] != "h8v6":
+			t.Fatalf("fragment %d: wrong identity %v", fragments, sc)
+		}
+		got = append(got, content...)
+		next, ok := sc["next_cursor"].(string)
+		if end < total != ok {
+			t.Fatalf("fragment %d: next_cursor present = %v with end %d of %d", fragments, ok, end, total)
+		}
+		if !ok {
+			break
+		}
+		args = map[string]any{"source_id": src, "cursor": next}
+	}
+	if !bytes.Equal(got, doc) {
+		t.Fatalf("reassembled %d bytes, differ from the %d original", len(got), len(doc))
+	}
+	// Exactly one GitHub contents request per fragment, no cache.
+	if n := e.gh.Count(githubtest.RouteContents); n != fragments {
+		t.Errorf("%d contents requests for %d fragments", n, fragments)
+	}
+	// Every read is audited with range and hashes, never content.
+	if n := e.countRows(`audit_events WHERE action = 'document.read' AND outcome = 'ok'`); n != fragments {
+		t.Errorf("%d audit rows for %d reads", n, fragments)
+	}
+	if strings.Contains(e.queryString(`SELECT string_agg(details::text, ' ') FROM audit_events`), "plain ascii") {
+		t.Error("audit rows contain document content")
+	}
+	if e.gh.SawAuthorization("Bearer " + tok) {
+		t.Error("the MCP bearer token reached GitHub")
+	}
+}
+
+func TestDocumentRanges(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	doc := []byte("aé€😀") // 1+2+3+4 bytes
+	e.gh.AddFile("o", "r", commitA, "x.md", doc)
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 2}, "byte_range_invalid")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 11}, "byte_range_invalid")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": -1}, "byte_range_invalid")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 6, "max_bytes": 3}, "byte_range_invalid")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": 0}, "invalid_argument")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1.5}, "invalid_argument")
+
+	// The end moves back to a character boundary.
+	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1, "max_bytes": 4})
+	if sc["content"] != "é" || sc["next_cursor"] == nil {
+		t.Errorf("start 1 max 4 = %v, want é and a cursor", sc)
+	}
+	// start_byte equal to the size: an empty final fragment without a cursor.
+	sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 10})
+	if isErr || sc["content"] != "" || sc["next_cursor"] != nil || sc["fragment_sha256"] != hexSHA(nil) {
+		t.Errorf("start at total = %s, want empty content and no cursor", raw)
+	}
+	// max_bytes above the fragment limit is clamped, not refused.
+	sc, isErr, _ = e.call(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": 1 << 30})
+	if isErr || sc["content"] != string(doc) {
+		t.Errorf("large max_bytes = %v", sc)
+	}
+}
+
+func TestDocumentArgumentsAreStrict(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+	first, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": 2})
+	before := e.gh.Count(githubtest.RouteContents)
+	for _, args := range []map[string]any{
+		{"source_id": src, "path": "../etc/passwd"},
+		{"source_id": src, "ref": "main"},
+		{"source_id": src, "url": "https://evil.example/"},
+		{"Source_ID": src},
+		{},
+		{"source_id": 5},
+		{"source_id": src, "cursor": first["next_cursor"], "start_byte": 0},
+	} {
+		e.wantCode(tok, "git_document_get", args, "invalid_argument")
+	}
+	if after := e.gh.Count(githubtest.RouteContents); after != before {
+		t.Errorf("invalid arguments caused %d provider requests", after-before)
+	}
+	// Duplicate keys inside arguments are refused by the envelope decoder.
+	r := e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get",`+
+		`"arguments":{"source_id":"`+src+`","source_id":"x"}}}`, "Authorization", "Bearer "+tok)
+	if r.status != 400 {
+		t.Errorf("duplicate argument keys: HTTP %d %s", r.status, r.raw)
+	}
+}
+
+func TestDocumentSourceStates(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	other := e.newTenant("o", "other")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
+	e.gh.AddFile("o", "other", commitA, "x.md", []byte("secret"))
+	tok := e.token(tn, "documents:read")
+
+	// No runtime source yet.
+	e.wantCode(tok, "runtime_bootstrap_get", map[string]any{}, "runtime_unconfigured")
+	ref := e.addSource(tn, "reference", "x.md", commitA, "", 65536)
+	e.wantCode(tok, "runtime_bootstrap_get", map[string]any{}, "runtime_unconfigured")
+	runtime := e.addSource(tn, "runtime", "x.md", commitA, "", 1000)
+	tracking := e.addSource(tn, "instruction", "x.md", "", "main", 65536)
+	revoked := e.addSource(tn, "reference", "x.md", commitA, "", 65536)
+	e.exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, revoked)
+	foreign := e.addSource(other, "runtime", "x.md", commitA, "", 65536)
+
+	boot, isErr, raw := e.call(tok, "runtime_bootstrap_get", map[string]any{})
+	if isErr || boot["project_id"] != tn.project {
+		t.Fatalf("bootstrap: %s", raw)
+	}
+	seen := map[string]map[string]any{}
+	for _, s := range boot["sources"].([]any) {
+		m := s.(map[string]any)
+		seen[m["source_id"].(string)] = m
+	}
+	if len(seen) != 3 || seen[revoked] != nil || seen[foreign] != nil {
+		t.Fatalf("bootstrap lists %v, want ref, runtime and tracking only", seen)
+	}
+	if tr := seen[tracking]; tr["commit_sha"] != nil || tr["tracking_ref"] != "main" {
+		t.Errorf("tracking source = %v, want commit_sha null and tracking_ref main", tr)
+	}
+	if rt := seen[runtime]; rt["tracking_ref"] != nil || rt["limits"].(map[string]any)["max_fragment_bytes"] != 1000.0 ||
+		rt["limits"].(map[string]any)["max_file_bytes"] != 1048576.0 {
+		t.Errorf("runtime source = %v", rt)
+	}
+	_ = ref
+
+	before := e.gh.Count(githubtest.RouteContents)
+	// Another project's source and a random id give byte-identical results.
+	_, _, foreignRaw := e.call(tok, "git_document_get", map[string]any{"source_id": foreign})
+	_, _, randomRaw := e.call(tok, "git_document_get", map[string]any{"source_id": "6f1d1c8e-0000-4000-8000-000000000000"})
+	_, _, junkRaw := e.call(tok, "git_document_get", map[string]any{"source_id": "not-a-uuid"})
+	if foreignRaw != randomRaw || randomRaw != junkRaw || !strings.Contains(randomRaw, "source_not_found") {
+		t.Errorf("not-found results differ:\n%s\n%s\n%s", foreignRaw, randomRaw, junkRaw)
+	}
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": revoked}, "source_revoked")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": tracking}, "source_requires_dispatch")
+	if after := e.gh.Count(githubtest.RouteContents); after != before {
+		t.Errorf("refused reads caused %d provider requests", after-before)
+	}
+	e.exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, tn.repo)
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": runtime}, "repository_revoked")
+}
+
+func TestDocumentToolsNeedDocumentsScope(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
+	meta := e.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp"
+	want := `Bearer error="insufficient_scope", scope="documents:read", resource_metadata="` + meta + `"`
+	auditBefore := e.countRows("audit_events")
+	for name, tok := range map[string]string{
+		"legacy": e.legacyToken(tn),
+		"oauth without documents:read": e.token(tn, "memory:read", "memory:write", "tasks:read", "tasks:write",
+			"workflows:read", "workflows:write"),
+	} {
+		for _, tool := range []string{"runtime_bootstrap_get", "git_document_get"} {
+			r := e.rpc(tok, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"source_id": src}})
+			if r.status != 403 || r.header.Get("WWW-Authenticate") != want {
+				t.Errorf("%s on %s: HTTP %d %q, want 403 %q", name, tool, r.status, r.header.Get("WWW-Authenticate"), want)
+			}
+		}
+	}
+	if n := e.gh.Count(githubtest.RouteContents) + e.gh.Count(githubtest.RouteMint); n != 0 {
+		t.Errorf("%d provider requests without the scope", n)
+	}
+	if n := e.countRows("audit_events"); n != auditBefore {
+		t.Errorf("%d store writes without the scope", n-auditBefore)
+	}
+}
+
+// clock is a settable time source for cursor expiry tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func TestDocumentCursors(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Now()}
+	e := newTestEnv(t, func(c *Config) { c.Now = clk.now })
+	tn := e.newTenant("o", "r")
+	doc := mixedText(3000)
+	e.gh.AddFile("o", "r", commitA, "a.md", doc)
+	e.gh.AddFile("o", "r", commitA, "b.md", doc)
+	srcA := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	srcB := e.addSource(tn, "runtime", "b.md", commitA, "", 1000)
+	tok := e.token(tn, "documents:read")
+	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": srcA})
+	cur := sc["next_cursor"].(string)
+
+	// Changing any single character invalidates the cursor.
+	for i := 0; i < len(cur); i += max(1, len(cur)/40) {
+		c := []byte(cur)
+		c[i] = map[bool]byte{true: 'B', false: 'A'}[c[i] == 'A']
+		e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": string(c)}, "cursor_invalid")
+	}
+	// Reuse across sources, principals and projects.
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcB, "cursor": cur}, "cursor_invalid")
+	otherPrincipal := e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, 'bob') RETURNING id`, tn.account)
+	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, otherPrincipal)
+	bob := e.token(tenant{project: tn.project, principal: otherPrincipal}, "documents:read")
+	e.wantCode(bob, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "cursor_invalid")
+	other := e.newTenant("o", "r")
+	otherSrc := e.addSource(other, "runtime", "a.md", commitA, "", 1000)
+	e.wantCode(e.token(other, "documents:read"), "git_document_get", map[string]any{"source_id": otherSrc, "cursor": cur}, "cursor_invalid")
+	// A cursor message never echoes the cursor.
+	sc = e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur + "x"}, "cursor_invalid")
+	if strings.Contains(sc["error"].(map[string]any)["message"].(string), cur[:20]) {
+		t.Error("the error message echoes the cursor")
+	}
+	// The file changed under the cursor: provider_inconsistent.
+	e.gh.AddFile("o", "r", commitA, "a.md", append([]byte("changed "), doc...))
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "provider_inconsistent")
+	e.gh.AddFile("o", "r", commitA, "a.md", doc)
+	// Fifteen minutes later the cursor has expired.
+	clk.add(15*time.Minute + time.Second)
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "cursor_expired")
+}
+
+func TestLogsHoldNoSecretsOrContent(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	canary := "CANARY-CONTENT-" + rand.Text()
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte(strings.Repeat(canary+" ", 100)))
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 100)
+	tok := e.token(tn, "documents:read", "memory:write")
+	legacy := e.legacyToken(tn)
+	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": src})
+	cur := sc["next_cursor"].(string)
+	e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": cur})
+	e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": cur + "A"})
+	e.call(tok, "memory_put", map[string]any{"key": "k", "content": canary})
+	e.rpc(legacy, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+	e.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer hya_"+canary)
+	logs := e.logs.String()
+	if !strings.Contains(logs, `"req_id"`) {
+		t.Fatal("no request was logged")
+	}
+	for _, secret := range []string{tok, legacy, cur, canary, cur[:32]} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs contain %.24q…", secret)
+		}
+	}
+}
