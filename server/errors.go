@@ -50,12 +50,18 @@ var errorCodes = []struct {
 	{store.ErrUnavailable, "store_unavailable", "the database is unavailable; retry later"},
 }
 
-// serverCodes are the codes raised through codedError. Together with
-// errorCodes they are every code a client can see.
-var serverCodes = []string{
+// publicCodes is every code a client can see, in the order they were added.
+// Append only: codes are API. The README documents each (a test checks that,
+// and that every code raised anywhere in this package is listed here).
+var publicCodes = []string{
 	"invalid_argument", "runtime_unconfigured", "source_not_found", "source_revoked",
-	"repository_revoked", "source_requires_dispatch", "byte_range_invalid", "not_found", "conflict",
-	"catalog_budget_exceeded", "profile_not_found", "dispatch_config_changed", "rate_limited", "internal",
+	"repository_revoked", "source_requires_dispatch", "cursor_invalid", "cursor_expired",
+	"byte_range_invalid", "path_invalid", "document_not_file", "document_too_large",
+	"document_not_utf8", "provider_not_found", "provider_forbidden", "provider_rate_limited",
+	"provider_unavailable", "provider_unconfigured", "provider_response_too_large",
+	"provider_redirect_rejected", "provider_inconsistent", "not_found", "conflict",
+	"catalog_budget_exceeded", "profile_not_found", "dispatch_config_changed",
+	"store_unavailable", "rate_limited", "internal",
 }
 
 // classify returns the stable code and public message for err.
