@@ -1,0 +1,134 @@
+package oauth
+
+import (
+	"embed"
+	"html/template"
+	"io"
+	"strings"
+	"unicode"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pages is parsed once; html/template escapes every value by context, so
+// client-chosen text cannot become markup.
+var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+
+// ConsentPage is what the consent page shows. Every field is escaped.
+type ConsentPage struct {
+	Action       string // form target, PathAuthorize
+	ClientID     string
+	ClientName   string // as registered; passed through DisplayText
+	Principal    string // the signed-in principal's name
+	RedirectURI  string
+	RedirectHost string
+	Loopback     bool // warn: any local program can listen on a loopback redirect
+	Projects     []ProjectChoice
+	Scopes       []ScopeChoice // requested scopes other than documents:read
+	Documents    *ScopeChoice  // documents:read, when requested: its own fieldset
+	Request      string        // the pending request's handle
+	CSRF         string
+}
+
+// ProjectChoice is one project the principal may grant access to.
+type ProjectChoice struct {
+	ID, Name string
+	Checked  bool
+}
+
+// ScopeChoice is one requested scope, with its own checkbox.
+type ScopeChoice struct {
+	Name, Description string
+	Checked           bool
+}
+
+// NewScopeChoices splits requested scopes into the ordinary ones, ticked by
+// default, and documents:read, which is never ticked by default: the
+// principal must tick it (DESIGN.md §8).
+func NewScopeChoices(requested []string) (ordinary []ScopeChoice, documents *ScopeChoice) {
+	for _, s := range Canonical(requested) {
+		c := ScopeChoice{Name: s, Description: Descriptions[s], Checked: s != DocumentsRead}
+		if s == DocumentsRead {
+			documents = &c
+			continue
+		}
+		ordinary = append(ordinary, c)
+	}
+	return ordinary, documents
+}
+
+// Render writes the consent page.
+func (p ConsentPage) Render(w io.Writer) error {
+	p.ClientName = DisplayText(p.ClientName)
+	p.Principal = DisplayText(p.Principal)
+	for i := range p.Projects {
+		p.Projects[i].Name = DisplayText(p.Projects[i].Name)
+	}
+	return pages.ExecuteTemplate(w, "consent", p)
+}
+
+// SigninPage is the page behind a one-time link: a button, so that merely
+// fetching the link (as mail scanners do) redeems nothing.
+type SigninPage struct {
+	Action string // form target, "/signin"
+	Token  string // the link secret, posted back
+	CSRF   string
+}
+
+// Render writes the sign-in page.
+func (p SigninPage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "signin", p) }
+
+// SigninPromptPage asks a visitor without a session to open their link.
+type SigninPromptPage struct {
+	Pending bool // an authorization request waits for the sign-in
+}
+
+// Render writes the sign-in prompt.
+func (p SigninPromptPage) Render(w io.Writer) error {
+	return pages.ExecuteTemplate(w, "signin_prompt", p)
+}
+
+// SignedInPage tells a principal that they are signed in.
+type SignedInPage struct {
+	Principal string
+}
+
+// Render writes the signed-in page.
+func (p SignedInPage) Render(w io.Writer) error {
+	p.Principal = DisplayText(p.Principal)
+	return pages.ExecuteTemplate(w, "signed_in", p)
+}
+
+// MessagePage is an error or notice page.
+type MessagePage struct {
+	Title, Message string
+}
+
+// Render writes the message page.
+func (p MessagePage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "message", p) }
+
+// MaxDisplayText bounds a displayed name, in runes.
+const MaxDisplayText = 100
+
+// DisplayText makes client-chosen text safe to show beside trusted text:
+// invalid UTF-8 is replaced, control characters and bidirectional controls
+// (such as U+202E RIGHT-TO-LEFT OVERRIDE, which can make "evil.com" read as
+// "moc.live") are removed, and the result is cut to MaxDisplayText runes.
+// HTML escaping is html/template's job, not this function's.
+func DisplayText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Bidi_Control, r) {
+			continue
+		}
+		if n++; n > MaxDisplayText {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
