@@ -24,7 +24,7 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 	project := f.String("project-id", "", "show the events of this project `id`")
 	account := f.String("account-id", "", "show the events of this account `id`, its projects' included")
 	since := f.String("since", "", "show events at or after this `time` (RFC 3339, e.g. 2026-01-02T15:04:05Z)")
-	limit := f.Int("limit", defaultAuditLimit, "show at most this many events, oldest first (`n`, 1 to 100000)")
+	limit := f.Int("limit", defaultAuditLimit, "show at most `n` events, oldest first (1 to 100000)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
