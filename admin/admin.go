@@ -19,7 +19,8 @@
 //
 // Exit status is applied by main: nil → 0; an error wrapping ErrUsage, or
 // flag.ErrHelp → 2 (Run has already printed the reason or the help); any other
-// error → 1, printed by main as "heyaira-admin: <error>" on one line.
+// error → 1, printed by main as "heyaira-admin: <error>" on one line ("heyaira:"
+// when invoked as `heyaira admin`).
 package admin
 
 import (
