@@ -1,0 +1,72 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// The read path end to end (MCP request → authorization → source lookup →
+// one GitHub request → verification → fragment → audit → JSON response), beside
+// the floor: a bare GET of the same contents JSON from the same fake. Compare
+// the two in one run (`go test -bench 'DocumentGet|BareContents' -benchmem`):
+// the machines are shared, so ratios mean more than absolute times.
+
+func benchEnv(b *testing.B, size int) (*testEnv, string, string) {
+	e := newTestEnv(b, func(c *Config) { c.ToolRate = 1e9; c.ToolBurst = 1 << 30 })
+	tn := e.newTenant("bench", "docs")
+	e.gh.AddFile("bench", "docs", commitA, "big.md", mixedText(size)[:size])
+	src := e.addSource(tn, "runtime", "big.md", commitA, "", 65536)
+	return e, src, e.token(tn, "documents:read")
+}
+
+func BenchmarkDocumentGet1MiB(b *testing.B) {
+	e, src, tok := benchEnv(b, 1<<20)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}}})
+	client := &http.Client{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || n < 65536 {
+			b.Fatalf("HTTP %d, %d bytes", resp.StatusCode, n)
+		}
+	}
+}
+
+func BenchmarkBareContentsGET1MiB(b *testing.B) {
+	e, src, tok := benchEnv(b, 1<<20)
+	e.call(tok, "git_document_get", map[string]any{"source_id": src}) // mints the installation token
+	gt := e.gh.IssuedTokens()[0]
+	url := e.gh.URL() + "/repos/bench/docs/contents/big.md?ref=" + commitA
+	client := e.gh.HTTPClient()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Accept", "application/vnd.github.object+json")
+		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+		req.Header.Set("User-Agent", "bench")
+		req.Header.Set("Authorization", "Bearer "+gt)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || n < 1<<20 {
+			b.Fatalf("HTTP %d, %d bytes", resp.StatusCode, n)
+		}
+	}
+}
