@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// This file and oauth_consent.go, oauth_tokens.go and sessions.go are the
+// authorization server's storage. Secrets arrive only as SHA-256 hashes. Each
+// state change that must happen once (a request answered, a code redeemed, a
+// refresh token rotated, a sign-in link used) is a conditional UPDATE ... WHERE
+// used_at IS NULL, or a row lock, inside one transaction, so two concurrent
+// callers can never both win.
+
+// ErrInvalidGrant is returned (inside a *RefusedError whose Msg says why, for
+// logs only) when a code or refresh token cannot be redeemed: unknown, used,
+// expired, revoked, issued to another client, or its grant or membership is
+// gone. The token endpoint answers invalid_grant for all of these alike.
+var ErrInvalidGrant = errors.New("store: invalid grant")
+
+// ErrScopeExceeded is returned (inside a *RefusedError) when a refresh asks
+// for a scope its refresh token does not carry, or a consent approves a
+// scope the request did not ask for.
+var ErrScopeExceeded = errors.New("store: scope exceeded")
+
+// ActorPrincipal and ActorClient name non-admin actors in audit rows.
+func ActorPrincipal(id string) string { return "principal:" + id }
+
+// ActorClient names an OAuth client acting on its own (token revocation).
+func ActorClient(id string) string { return "client:" + id }
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// IsUUID reports whether s is a UUID in PostgreSQL's canonical text form.
+// Ids from requests are checked with it first, so that a malformed id is
+// "not found" rather than a database error.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// Client is a dynamically registered public OAuth client.
+type Client struct {
+	ID           string    `json:"client_id"`
+	Name         string    `json:"client_name"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	GrantTypes   []string  `json:"grant_types"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// HasGrantType reports whether the client registered the grant type.
+func (c Client) HasGrantType(g string) bool {
+	for _, v := range c.GrantTypes {
+		if v == g {
+			return true
+		}
+	}
+	return false
+}
+
+// clientMetadata is what oauth_clients.metadata holds.
+type clientMetadata struct {
+	GrantTypes []string `json:"grant_types"`
+}
+
+const insertClientSQL = `
+	INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
+	VALUES ($1, $2, $3)
+	RETURNING id, created_at`
+
+// RegisterClient stores a new public client. The caller has validated the
+// name, redirect URIs and grant types; the schema bounds them again.
+func (db *DB) RegisterClient(ctx context.Context, name string, redirectURIs, grantTypes []string) (Client, error) {
+	c := Client{Name: name, RedirectURIs: redirectURIs, GrantTypes: grantTypes}
+	meta, err := json.Marshal(clientMetadata{GrantTypes: grantTypes})
+	if err != nil {
+		return Client{}, err
+	}
+	err = db.inTx(ctx, "register client", func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, insertClientSQL, name, pq.Array(redirectURIs), meta).Scan(&c.ID, &c.CreatedAt)
+	})
+	if err != nil {
+		return Client{}, err
+	}
+	return c, nil
+}
+
+const selectClientSQL = `
+	SELECT id, client_name, redirect_uris, metadata, created_at FROM oauth_clients WHERE id = $1`
+
+// Client returns a registered client, or ErrNotFound (also for an id that
+// is not a UUID).
+func (db *DB) Client(ctx context.Context, id string) (Client, error) {
+	if !IsUUID(id) {
+		return Client{}, ErrNotFound
+	}
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	var c Client
+	var uris stringArray
+	var meta []byte
+	err := db.sql.QueryRowContext(ctx, selectClientSQL, id).Scan(&c.ID, &c.Name, &uris, &meta, &c.CreatedAt)
+	if err != nil {
+		return Client{}, wrap("client", err)
+	}
+	c.RedirectURIs = uris
+	var m clientMetadata
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return Client{}, wrap("client", err)
+	}
+	c.GrantTypes = m.GrantTypes
+	return c, nil
+}
+
+// PrincipalProjects returns the projects a principal is a member of, by name.
+func (db *DB) PrincipalProjects(ctx context.Context, principalID string) ([]Project, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	rows, err := db.sql.QueryContext(ctx, `
+		SELECT p.id, p.account_id, p.name, p.created_at
+		FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.principal_id = $1
+		ORDER BY p.name, p.id`, principalID)
+	if err != nil {
+		return nil, wrap("principal projects", err)
+	}
+	defer rows.Close()
+	out := []Project{}
+	for rows.Next() {
+		var p Project
+		if err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt); err != nil {
+			return nil, wrap("principal projects", err)
+		}
+		out = append(out, p)
+	}
+	return out, wrap("principal projects", rows.Err())
+}
+
+// lockMembership checks that a principal is a member of a project and keeps
+// the membership from being removed until the transaction ends. It returns
+// the project's account, for audit rows.
+func lockMembership(ctx context.Context, tx *sql.Tx, projectID, principalID string) (string, error) {
+	if !IsUUID(projectID) || !IsUUID(principalID) {
+		return "", refused(ErrNotFound, "not a member of that project")
+	}
+	var account string
+	err := tx.QueryRowContext(ctx, `
+		SELECT p.account_id FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.project_id = $1 AND m.principal_id = $2
+		FOR SHARE OF m`, projectID, principalID).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", refused(ErrNotFound, "not a member of that project")
+	}
+	return account, err
+}

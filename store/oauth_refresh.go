@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Rotation is a token request with grant_type=refresh_token.
+type Rotation struct {
+	RefreshHash []byte
+	ClientID    string
+	// Scopes, when not nil, narrows the new access token; it must be a
+	// subset of the refresh token's scopes (ErrScopeExceeded otherwise).
+	// The new refresh token keeps the old one's scopes (RFC 6749 §6).
+	Scopes []string
+	Now    time.Time
+	// Tokens.RefreshTTL is ignored: the new refresh token inherits the old
+	// one's expiry, so a family never outlives its first refresh token.
+	Tokens NewTokens
+}
+
+// selectRefreshSQL locks the presented token. Because concurrent rotations
+// of one token queue on this lock, the second sees used_at set and is
+// treated as a reuse.
+const selectRefreshSQL = `
+	SELECT t.id, t.kind, t.grant_id, t.scopes, t.resource, t.family_id::text, t.expires_at,
+	       t.used_at IS NOT NULL, t.revoked_at IS NOT NULL, g.client_id, g.project_id
+	FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+	WHERE t.token_hash = $1
+	FOR UPDATE OF t`
+
+// RotateRefresh exchanges a refresh token for a new access token and a new
+// refresh token of the same family, and marks the old one used. Refusals
+// are *RefusedError values: ErrInvalidGrant (unknown, not a refresh token,
+// another client's, expired, revoked, grant revoked, principal no longer a
+// member) or ErrScopeExceeded; none of them changes anything, except reuse:
+// presenting a refresh token that was already rotated revokes its whole
+// family (RFC 9700 §4.14.2), commits that, audits it and is refused.
+func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
+	var out Issued
+	var refusal error
+	err := db.inTx(ctx, "rotate refresh", func(ctx context.Context, tx *sql.Tx) error {
+		var id, kind, resource, project string
+		var scopes stringArray
+		var expires time.Time
+		var used, revoked bool
+		err := tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,
+			&resource, &out.FamilyID, &expires, &used, &revoked, &out.ClientID, &project)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			refusal = refused(ErrInvalidGrant, "unknown refresh token")
+			return nil
+		case err != nil:
+			return err
+		case kind != "refresh":
+			refusal = refused(ErrInvalidGrant, "not a refresh token")
+			return nil
+		case out.ClientID != in.ClientID:
+			// Not a reuse: the family is left alone, because a client that
+			// merely names a token it does not own proves nothing about it.
+			refusal = refused(ErrInvalidGrant, "refresh token issued to another client")
+			return nil
+		case used:
+			refusal = refused(ErrInvalidGrant, "refresh token reused: family revoked")
+			return revokeFamilyForReuse(ctx, tx, id, out.FamilyID, out.ClientID, project, in.Now)
+		case revoked:
+			refusal = refused(ErrInvalidGrant, "refresh token revoked")
+			return nil
+		case !in.Now.Before(expires):
+			refusal = refused(ErrInvalidGrant, "refresh token expired")
+			return nil
+		}
+		accessScopes := []string(scopes)
+		if in.Scopes != nil {
+			for _, s := range in.Scopes {
+				if !containsString(scopes, s) {
+					refusal = refused(ErrScopeExceeded, "refresh asked for a scope the token does not carry")
+					return nil
+				}
+			}
+			accessScopes = intersect(scopes, in.Scopes)
+		}
+		var grantScopes stringArray
+		err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
+		if errors.Is(err, sql.ErrNoRows) {
+			refusal = refused(ErrInvalidGrant, "grant revoked or principal no longer a member")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET used_at = $2 WHERE id = $1`, id, in.Now); err != nil {
+			return err
+		}
+		// A refresh never adds a scope: both new tokens are bounded by the
+		// old refresh token and by the grant.
+		out.Scopes = intersect(accessScopes, grantScopes)
+		return issue(ctx, tx, &out, "", resource, out.Scopes, intersect(scopes, grantScopes), in.Now, expires, in.Tokens)
+	})
+	if err != nil {
+		return Issued{}, err
+	}
+	if refusal != nil {
+		return Issued{}, refusal
+	}
+	return out, nil
+}
+
+func revokeFamilyForReuse(ctx context.Context, tx *sql.Tx, tokenID, family, client, project string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = $2
+		WHERE family_id = $1::uuid AND revoked_at IS NULL`, family, now)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	account, err := projectAccount(ctx, tx, project)
+	if err != nil {
+		return err
+	}
+	return insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_refresh.reuse",
+		ProjectID: project, AccountID: account, Target: tokenID, Outcome: "invalid_grant",
+		Details: map[string]any{"family_id": family, "tokens_revoked": n}})
+}
+
+// RevokeClientToken implements RFC 7009 for a public client: it revokes the
+// token whose hash is given if, and only if, it was issued to clientID. A
+// refresh token takes its whole family with it; an access token only
+// itself. It reports whether anything was revoked; an unknown token, or
+// another client's, is not an error (RFC 7009 §2.2: answer 200 regardless).
+func (db *DB) RevokeClientToken(ctx context.Context, tokenHash []byte, clientID string, now time.Time) (bool, error) {
+	var done bool
+	err := db.inTx(ctx, "revoke client token", func(ctx context.Context, tx *sql.Tx) error {
+		var id, kind, family, client, project string
+		err := tx.QueryRowContext(ctx, `
+			SELECT t.id, t.kind, t.family_id::text, g.client_id, g.project_id
+			FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+			WHERE t.token_hash = $1 AND t.revoked_at IS NULL
+			FOR UPDATE OF t`, tokenHash).Scan(&id, &kind, &family, &client, &project)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if client != clientID {
+			return nil
+		}
+		q, arg := `UPDATE oauth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id
+		if kind == "refresh" {
+			q, arg = `UPDATE oauth_tokens SET revoked_at = $2 WHERE family_id = $1::uuid AND revoked_at IS NULL`, family
+		}
+		res, err := tx.ExecContext(ctx, q, arg, now)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		account, err := projectAccount(ctx, tx, project)
+		if err != nil {
+			return err
+		}
+		done = true
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_token.revoke",
+			ProjectID: project, AccountID: account, Target: id, Outcome: OutcomeOK,
+			Details: map[string]any{"kind": kind, "family_id": family, "tokens_revoked": n}})
+	})
+	return done, err
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// This file redeems authorization codes and rotates refresh tokens. Both
+// run in one transaction that first takes the row (a conditional UPDATE for
+// codes, SELECT ... FOR UPDATE for refresh tokens), so of any number of
+// concurrent attempts exactly one can win. All tokens descending from one
+// code share a family_id; rotation keeps it, and a replayed code or a reused
+// refresh token revokes the whole family.
+
+// CodeGrant is what a stored authorization code is bound to.
+type CodeGrant struct {
+	ID            string
+	ClientID      string
+	GrantID       string
+	RedirectURI   string
+	CodeChallenge string
+	Scopes        []string
+	Resource      string
+	ExpiresAt     time.Time
+}
+
+// NewTokens are the hashes and lifetimes of the tokens to issue.
+type NewTokens struct {
+	AccessHash  []byte
+	AccessTTL   time.Duration
+	RefreshHash []byte        // nil: issue no refresh token
+	RefreshTTL  time.Duration // codes only: the family's absolute lifetime
+}
+
+// Issued describes tokens just stored (never the tokens themselves).
+type Issued struct {
+	GrantID         string
+	ClientID        string
+	PrincipalID     string
+	ProjectID       string
+	FamilyID        string
+	Scopes          []string // the access token's scopes
+	AccessExpiresAt time.Time
+	Refresh         bool
+}
+
+// CodeRedemption is a token request with grant_type=authorization_code.
+type CodeRedemption struct {
+	CodeHash []byte
+	ClientID string
+	Now      time.Time
+	// Check runs after the code has been consumed and before tokens are
+	// issued: the caller's redirect-URI, resource and PKCE checks. If it
+	// fails, the code stays consumed (see docs/oauth.md: a code dies on its
+	// first failed redemption) and its error is returned.
+	Check  func(CodeGrant) error
+	Tokens NewTokens
+}
+
+// consumeCodeSQL takes a code. The WHERE clause makes it single-use under
+// concurrency: a second UPDATE waits for the first to commit, then finds
+// used_at set and matches nothing.
+const consumeCodeSQL = `
+	UPDATE oauth_codes SET used_at = $2
+	WHERE code_hash = $1 AND used_at IS NULL
+	RETURNING id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at`
+
+// activeGrantSQL returns a grant's principal and project if the grant is
+// not revoked and its principal is still a member of its project; it locks
+// the membership so it cannot be removed before tokens are stored.
+const activeGrantSQL = `
+	SELECT g.principal_id, g.project_id, g.scopes
+	FROM oauth_grants g
+	JOIN project_members m ON m.project_id = g.project_id AND m.principal_id = g.principal_id
+	WHERE g.id = $1 AND g.revoked_at IS NULL
+	FOR SHARE OF g, m`
+
+const insertTokenSQL = `
+	INSERT INTO oauth_tokens (token_hash, kind, grant_id, code_id, scopes, resource, family_id, expires_at)
+	VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7::uuid, $8)`
+
+// RedeemCode exchanges an authorization code for tokens. Refusals are
+// *RefusedError values with Kind ErrInvalidGrant, or the Check error. A
+// second redemption of a code by its own client revokes every token issued
+// from it (OAuth 2.1 §4.1.3), commits that, and is refused.
+func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error) {
+	var out Issued
+	var refusal error
+	err := db.inTx(ctx, "redeem code", func(ctx context.Context, tx *sql.Tx) error {
+		var c CodeGrant
+		var scopes stringArray
+		err := tx.QueryRowContext(ctx, consumeCodeSQL, in.CodeHash, in.Now).Scan(&c.ID, &c.ClientID, &c.GrantID,
+			&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			refusal, err = codeNotRedeemable(ctx, tx, in)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		c.Scopes = scopes
+		// From here on the code is consumed whatever happens; a refusal
+		// commits that.
+		switch {
+		case c.ClientID != in.ClientID:
+			refusal = refused(ErrInvalidGrant, "code issued to another client")
+			return nil
+		case !in.Now.Before(c.ExpiresAt):
+			refusal = refused(ErrInvalidGrant, "code expired")
+			return nil
+		}
+		if in.Check != nil {
+			if refusal = in.Check(c); refusal != nil {
+				return nil
+			}
+		}
+		var grantScopes stringArray
+		err = tx.QueryRowContext(ctx, activeGrantSQL, c.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
+		if errors.Is(err, sql.ErrNoRows) {
+			refusal = refused(ErrInvalidGrant, "grant revoked or principal no longer a member")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out.GrantID, out.ClientID = c.GrantID, c.ClientID
+		out.Scopes = intersect(c.Scopes, grantScopes)
+		if err := tx.QueryRowContext(ctx, `SELECT gen_random_uuid()::text`).Scan(&out.FamilyID); err != nil {
+			return err
+		}
+		return issue(ctx, tx, &out, c.ID, c.Resource, out.Scopes, out.Scopes, in.Now, in.Now.Add(in.Tokens.RefreshTTL), in.Tokens)
+	})
+	if err != nil {
+		return Issued{}, err
+	}
+	if refusal != nil {
+		return Issued{}, refusal
+	}
+	return out, nil
+}
+
+// codeNotRedeemable explains why consumeCodeSQL matched nothing. A code that
+// exists and was already used, presented again by its own client, is a
+// replay: every token family it started is revoked. The code row is locked
+// first, so concurrent replays revoke one after another, never deadlock.
+func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refusal, err error) {
+	var id, client, grant string
+	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`,
+		in.CodeHash).Scan(&id, &client, &grant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refused(ErrInvalidGrant, "unknown code"), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if client != in.ClientID {
+		return refused(ErrInvalidGrant, "used code presented by another client"), nil
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE oauth_tokens SET revoked_at = $2
+		WHERE family_id IN (SELECT family_id FROM oauth_tokens WHERE code_id = $1) AND revoked_at IS NULL`, id, in.Now)
+	if err != nil {
+		return nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	var project, account string
+	if err := tx.QueryRowContext(ctx, `SELECT g.project_id, p.account_id FROM oauth_grants g
+		JOIN projects p ON p.id = g.project_id WHERE g.id = $1`, grant).Scan(&project, &account); err != nil {
+		return nil, err
+	}
+	if err := insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_code.replay",
+		ProjectID: project, AccountID: account, Target: id, Outcome: "invalid_grant",
+		Details: map[string]any{"grant_id": grant, "tokens_revoked": n}}); err != nil {
+		return nil, err
+	}
+	return refused(ErrInvalidGrant, "code already used: tokens issued from it revoked"), nil
+}
+
+// issue stores a new access token (and refresh token, if asked) in out's
+// family and fills in out.
+func issue(ctx context.Context, tx *sql.Tx, out *Issued, codeID, resource string, accessScopes, refreshScopes []string,
+	now, refreshExpires time.Time, t NewTokens) error {
+	out.AccessExpiresAt = now.Add(t.AccessTTL)
+	if _, err := tx.ExecContext(ctx, insertTokenSQL, t.AccessHash, "access", out.GrantID, codeID,
+		stringArray(accessScopes), resource, out.FamilyID, out.AccessExpiresAt); err != nil {
+		return err
+	}
+	if t.RefreshHash == nil {
+		return nil
+	}
+	out.Refresh = true
+	_, err := tx.ExecContext(ctx, insertTokenSQL, t.RefreshHash, "refresh", out.GrantID, codeID,
+		stringArray(refreshScopes), resource, out.FamilyID, refreshExpires)
+	return err
+}
+
+// intersect returns the elements of a that are also in b, in a's order.
+func intersect(a, b []string) []string {
+	out := []string{}
+	for _, s := range a {
+		if containsString(b, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
