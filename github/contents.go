@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -101,6 +102,12 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 			return fmt.Errorf("%w: building request", ErrUnconfigured)
 		}
 		req.Header.Set("Accept", accept)
+		// An empty body that cannot be rewound makes the request
+		// non-replayable, so net/http does not silently resend it when a
+		// reused connection breaks before the answer: one read is exactly
+		// one request, and a reset is the caller's to retry (DESIGN.md §10,
+		// §14). net/http finds it empty and sends no body.
+		req.Body = emptyBody{}
 		resp, err := c.send(ctx, route, req, tok)
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
@@ -126,6 +133,12 @@ func (c *Client) handle(resp *http.Response, onOK func(*http.Response) error) er
 	}
 	return onOK(resp)
 }
+
+// emptyBody is an empty request body that net/http cannot rewind.
+type emptyBody struct{}
+
+func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyBody) Close() error             { return nil }
 
 // validateBinding checks the repository names of b.
 func validateBinding(b Binding) error {

@@ -152,29 +152,32 @@ func decodeBase64Content(raw []byte, encoding *string, size int) ([]byte, error)
 // the slow way.
 func compactBase64(s []byte) ([]byte, bool) {
 	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			continue
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			break
 		}
-		if i+1 >= len(s) {
+		i += j + 1
+		if i >= len(s) {
 			return nil, false
 		}
-		i++
 		if c := s[i]; c != 'n' && c != 'r' && c != '/' {
 			return nil, false
 		}
 	}
 	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' {
-			i++
-			if s[i] != '/' {
-				continue
-			}
-			c = '/'
+	for i := 0; i < len(s); {
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			n += copy(s[n:], s[i:])
+			break
 		}
-		s[n] = c
-		n++
+		n += copy(s[n:], s[i:i+j])
+		i += j + 1 // the escaped character, present per the check above
+		if s[i] == '/' {
+			s[n] = '/'
+			n++
+		}
+		i++
 	}
 	return s[:n], true
 }
