@@ -236,7 +236,9 @@ func TestMintFaults(t *testing.T) {
 			return good(s, func(m map[string]any) { m["permissions"] = map[string]string{"contents": "write"} })
 		}, code: "provider_inconsistent"},
 		{name: "admin permission", fault: func(s *githubtest.Server) githubtest.Fault {
-			return good(s, func(m map[string]any) { m["permissions"] = map[string]string{"contents": "read", "administration": "admin"} })
+			return good(s, func(m map[string]any) {
+				m["permissions"] = map[string]string{"contents": "read", "administration": "admin"}
+			})
 		}, code: "provider_inconsistent"},
 		{name: "all repositories", fault: func(s *githubtest.Server) githubtest.Fault {
 			return good(s, func(m map[string]any) { m["repository_selection"] = "all"; delete(m, "repositories") })
