@@ -18,7 +18,8 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	pages := pager{cursors: cursors, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}
 	tasks := &taskTools{st: st, pages: pages}
-	tools := newToolTable(logger, limiter, cfg.Now, docs.tools(), memory.tools(), tasks.tools())
+	tools := newToolTable(logger, limiter, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
+		newWorkflowTools(logger, st, gh, flights).tools())
 
 	origin := checkOrigin(cfg)
 	bearer := requireBearer(logger, cfg, st)

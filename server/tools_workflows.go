@@ -1,0 +1,426 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"heyaira/github"
+	"heyaira/server/catalog"
+	"heyaira/store"
+)
+
+// maxCorrectionNote bounds workflow_correct's note.
+const maxCorrectionNote = 16 << 10
+
+// contractVersion is the version of the frozen contract's JSON shape.
+const contractVersion = 1
+
+// workflowTools assemble catalog profiles for tasks and freeze them (DESIGN.md
+// §11). Sources are read from GitHub at dispatch only; a frozen workflow keeps
+// each commit and text, so workflow_get and workflow_correct never resolve a
+// branch again. Account sources feed dispatch only: no tool reads one alone.
+type workflowTools struct {
+	logger  *slog.Logger
+	st      *store.DB
+	gh      *github.Client
+	flights *flightCap
+}
+
+func newWorkflowTools(logger *slog.Logger, st *store.DB, gh *github.Client, flights *flightCap) *workflowTools {
+	return &workflowTools{logger: logger, st: st, gh: gh, flights: flights}
+}
+
+func (w *workflowTools) tools() []*tool {
+	var names []string
+	for _, p := range catalog.Profiles() {
+		names = append(names, p.Name)
+	}
+	schemaProfile := map[string]any{"type": "string", "enum": names}
+	schemaMode := map[string]any{"type": "string", "enum": catalog.Modes()}
+	return []*tool{
+		{name: "catalog_list", title: "List catalog profiles", scope: "workflows:read", readOnly: true,
+			description: "List the built-in profiles with their layer metadata, the account's core and mode " +
+				"sources and the project's role-instruction sources (read at dispatch), and catalog.layers_missing warnings.",
+			handle: w.list},
+		{name: "workflow_dispatch", title: "Dispatch a workflow", scope: "workflows:write",
+			description: "Assemble a profile for a task in mode worker or verifier (layers core, mode, role " +
+				"responsibilities, methodology, role instructions, soul, skills), resolving tracking branches now, " +
+				"and freeze it. Returns the full workflow with its instructions.",
+			args:     []toolArg{{"task_id", schemaUUID}, {"profile", schemaProfile}, {"mode", schemaMode}},
+			required: []string{"task_id", "profile", "mode"}, handle: w.dispatch},
+		{name: "workflow_get", title: "Get a workflow", scope: "workflows:read", readOnly: true,
+			description: "Return a frozen workflow. view full (default) includes the assembled instructions; " +
+				"compact has the same layer metadata without any instruction text.",
+			args: []toolArg{{"workflow_id", schemaUUID},
+				{"view", map[string]any{"type": "string", "enum": []string{"full", "compact"}}}},
+			required: []string{"workflow_id"}, handle: w.get},
+		{name: "workflow_correct", title: "Correct a workflow", scope: "workflows:write",
+			description: "Dispatch a correction of a workflow: a child workflow with the same frozen commits and " +
+				"texts (no branch is resolved again) and a note (≤ 16 KiB). Returns the full child workflow.",
+			args: []toolArg{{"workflow_id", schemaUUID},
+				{"note", map[string]any{"type": "string", "minLength": 1, "maxLength": maxCorrectionNote}}},
+			required: []string{"workflow_id", "note"}, handle: w.correct},
+	}
+}
+
+// contract is the frozen workflow, stored as JSON. Layers keep their text,
+// so the workflow replays without GitHub; Config is what the layers were read
+// from, so a correction can check that it is still allowed.
+type contract struct {
+	Version        int                  `json:"version"`
+	Profile        string               `json:"profile"`
+	Mode           string               `json:"mode"`
+	CatalogSHA256  string               `json:"catalog_sha256"`
+	Layers         []catalog.Layer      `json:"layers"`
+	Warnings       []catalog.Warning    `json:"warnings"`
+	Budget         catalog.Budget       `json:"budget"`
+	CorrectionNote string               `json:"correction_note,omitempty"`
+	Config         store.DispatchConfig `json:"config"`
+}
+
+// workflowView is what workflow_get, workflow_dispatch and workflow_correct
+// return. Both views have identical layer metadata; only the full view has
+// instruction text (Instructions).
+type workflowView struct {
+	WorkflowID       string            `json:"workflow_id"`
+	ProjectID        string            `json:"project_id"`
+	TaskID           string            `json:"task_id"`
+	Profile          string            `json:"profile"`
+	Mode             string            `json:"mode"`
+	ParentWorkflowID *string           `json:"parent_workflow_id"`
+	View             string            `json:"view"`
+	CatalogSHA256    string            `json:"catalog_sha256"`
+	Layers           []catalog.Layer   `json:"layers"`
+	Warnings         []catalog.Warning `json:"warnings"`
+	Budget           catalog.Budget    `json:"budget"`
+	EstTokens        int               `json:"est_tokens"`
+	CorrectionNote   string            `json:"correction_note,omitempty"`
+	Instructions     string            `json:"instructions,omitempty"`
+	CreatedBy        string            `json:"created_by"`
+	CreatedAt        time.Time         `json:"created_at"`
+}
+
+func newView(wf store.Workflow, c contract, full bool) workflowView {
+	v := workflowView{
+		WorkflowID: wf.ID, ProjectID: wf.ProjectID, TaskID: wf.TaskID, Profile: wf.Profile, Mode: wf.Mode,
+		ParentWorkflowID: wf.ParentID, View: "compact", CatalogSHA256: c.CatalogSHA256,
+		Layers: catalog.WithoutText(c.Layers), Warnings: c.Warnings, Budget: c.Budget,
+		CorrectionNote: c.CorrectionNote, CreatedBy: wf.CreatedBy, CreatedAt: wf.CreatedAt,
+	}
+	for _, l := range c.Layers {
+		v.EstTokens += l.EstTokens
+	}
+	if full {
+		v.View = "full"
+		v.Instructions = catalog.Render(c.Profile, c.Mode, c.Layers, c.CorrectionNote)
+	}
+	return v
+}
+
+var (
+	errWorkflowNotFound = newCoded("not_found", "no such workflow in this project")
+	errConfigChanged    = newCoded("dispatch_config_changed",
+		"a source or repository used by this workflow was revoked or changed during dispatch; nothing was stored")
+)
+
+// dispatchHookKey carries a test hook (func(context.Context) error) run in
+// the storing transaction before the re-check. Only code in this package can
+// set it, and no request can: HTTP does not carry context values.
+type dispatchHookKey struct{}
+
+func (w *workflowTools) dispatch(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
+	var a struct {
+		TaskID  *string `json:"task_id"`
+		Profile *string `json:"profile"`
+		Mode    *string `json:"mode"`
+	}
+	if err := decodeObject(raw, []string{"task_id", "profile", "mode"}, &a); err != nil {
+		return nil, invalidArgument(err.Error())
+	}
+	if a.TaskID == nil || a.Profile == nil || a.Mode == nil {
+		return nil, invalidArgument("task_id, profile and mode are required")
+	}
+	if _, ok := catalog.Lookup(*a.Profile); !ok {
+		return nil, newCoded("profile_not_found", "no such profile in the catalog; see catalog_list")
+	}
+	if !contains(catalog.Modes(), *a.Mode) {
+		return nil, invalidArgument("mode must be worker or verifier")
+	}
+	if !uuidRE.MatchString(*a.TaskID) {
+		return nil, errTaskNotFound
+	}
+	if _, err := w.st.GetTask(ctx, p.auth.ProjectID, *a.TaskID); errors.Is(err, store.ErrNotFound) {
+		return nil, errTaskNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
+	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
+	if err != nil {
+		w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
+		return nil, err
+	}
+	return w.store(ctx, p, *a.TaskID, "", c, audit)
+}
+
+// assemble reads every configured source (resolving tracking branches now)
+// and assembles the profile. A source that cannot be read fails the whole
+// dispatch with that source's code.
+func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode string, audit map[string]any) (contract, error) {
+	cfg, err := w.st.DispatchConfig(ctx, p.auth.ProjectID, profile, mode)
+	if err != nil {
+		return contract{}, err
+	}
+	in := catalog.Input{Profile: profile, Mode: mode}
+	for _, x := range []struct {
+		src *store.AccountSource
+		dst **catalog.Text
+	}{{cfg.Core, &in.Core}, {cfg.Mode, &in.ModeText}} {
+		s := x.src
+		if s == nil {
+			continue
+		}
+		// The schema allows nothing else; checked again because these texts
+		// precede every role instruction.
+		if !strings.HasPrefix(s.Path, "docs/agents/") {
+			return contract{}, fmt.Errorf("account source %s outside docs/agents/", s.ID)
+		}
+		b := github.Binding{Owner: s.GitHubOwner, Repo: s.GitHubRepository, InstallationID: s.GitHubInstallationID}
+		t, err := w.read(ctx, b, s.Path, s.CommitSHA, s.TrackingRef)
+		if err != nil {
+			audit["failed_source_id"] = s.ID
+			return contract{}, sourceFailure(s.Layer, s.ID, err)
+		}
+		t.Source, t.SourceID = catalog.SourceAccount, s.ID
+		*x.dst = &t
+	}
+	for _, s := range cfg.Instructions {
+		b := github.Binding{Owner: s.GitHubOwner, Repo: s.GitHubRepository,
+			InstallationID: s.GitHubInstallationID, RepositoryID: deref(s.GitHubRepositoryID)}
+		t, err := w.read(ctx, b, s.Path, s.CommitSHA, s.TrackingRef)
+		if err != nil {
+			audit["failed_source_id"] = s.ID
+			return contract{}, sourceFailure("role instruction", s.ID, err)
+		}
+		t.Source, t.SourceID = catalog.SourceDocument, s.ID
+		in.RoleInstructions = append(in.RoleInstructions, t)
+	}
+	asm, err := catalog.Assemble(in)
+	var be *catalog.BudgetError
+	if errors.As(err, &be) {
+		audit["budget"] = be
+		return contract{}, budgetExceeded(be)
+	}
+	if err != nil {
+		return contract{}, err
+	}
+	return contract{Version: contractVersion, Profile: profile, Mode: mode, CatalogSHA256: catalog.Digest(),
+		Layers: asm.Layers, Warnings: asm.Warnings, Budget: asm.Budget, Config: cfg}, nil
+}
+
+// read fetches one source's text: a tracking source's branch head is resolved
+// first (dispatch is the only place that happens), then the file is read at
+// that commit. Each GitHub request holds one in-flight slot.
+func (w *workflowTools) read(ctx context.Context, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
+	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned}
+	if tracking != nil {
+		if err := w.flights.acquire(ctx); err != nil {
+			return t, err
+		}
+		sha, err := w.gh.ResolveBranch(ctx, b, *tracking)
+		w.flights.release()
+		if err != nil {
+			return t, err
+		}
+		t.CommitSHA, t.Provenance = sha, catalog.Tracking(*tracking)
+	} else {
+		t.CommitSHA = deref(commit)
+	}
+	if err := w.flights.acquire(ctx); err != nil {
+		return t, err
+	}
+	f, err := w.gh.GetFile(ctx, b, path, t.CommitSHA)
+	w.flights.release()
+	if err != nil {
+		return t, err
+	}
+	t.Content = string(f.Content)
+	return t, nil
+}
+
+// sourceFailure names the source that could not be read in the public
+// message, keeping its stable code. Internal errors pass unchanged, so they
+// are logged, never shown.
+func sourceFailure(what, sourceID string, err error) error {
+	code, public := classify(err)
+	if code == "internal" || code == "store_unavailable" {
+		return err
+	}
+	return newCoded(code, public+" (reading "+what+" source "+sourceID+")")
+}
+
+// fieldsError is a coded error with extra structured fields for the tool
+// error's structuredContent.error object.
+type fieldsError struct {
+	err    *codedError
+	fields map[string]any
+}
+
+func (e *fieldsError) Error() string               { return e.err.Error() }
+func (e *fieldsError) Unwrap() error               { return e.err }
+func (e *fieldsError) errorFields() map[string]any { return e.fields }
+
+// budgetExceeded is catalog_budget_exceeded; its message and fields give
+// each budgeted layer's size.
+func budgetExceeded(be *catalog.BudgetError) error {
+	parts := make([]string, len(be.Layers))
+	for i, l := range be.Layers {
+		parts[i] = fmt.Sprintf("%s %s %d", l.Name, l.SourceID, l.Bytes)
+	}
+	msg := fmt.Sprintf("core, mode and role instructions are %d bytes, over the %d-byte budget: %s",
+		be.Total, be.Limit, strings.Join(parts, ", "))
+	return &fieldsError{err: &codedError{"catalog_budget_exceeded", msg}, fields: map[string]any{
+		"limit_bytes": be.Limit, "total_bytes": be.Total, "layers": be.Layers}}
+}
+
+// store freezes c: the configuration is re-checked in the transaction that
+// inserts the workflow and its audit row.
+func (w *workflowTools) store(ctx context.Context, p principal, taskID, parentID string, c contract, audit map[string]any) (any, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	action := "workflow.dispatch"
+	if parentID != "" {
+		action = "workflow.correct"
+	}
+	auditLayers(audit, c)
+	nw := store.NewWorkflow{ProjectID: p.auth.ProjectID, TaskID: taskID, Profile: c.Profile, Mode: c.Mode,
+		ParentID: parentID, CreatedBy: p.subject(), Contract: body, Config: c.Config, AuditDetails: audit}
+	nw.BeforeCheck, _ = ctx.Value(dispatchHookKey{}).(func(context.Context) error)
+	wf, err := w.st.CreateWorkflow(ctx, nw)
+	if errors.Is(err, store.ErrConfigChanged) {
+		err = errConfigChanged
+	}
+	if err != nil {
+		w.auditFailure(ctx, p, action, audit, err)
+		return nil, err
+	}
+	return newView(wf, c, true), nil
+}
+
+// auditLayers records what was assembled: identifiers, commits, hashes and
+// sizes, never text (the note only as a hash).
+func auditLayers(audit map[string]any, c contract) {
+	layers := make([]map[string]any, len(c.Layers))
+	for i, l := range c.Layers {
+		layers[i] = map[string]any{"name": l.Name, "source": l.Source, "source_id": l.SourceID,
+			"provenance": l.Provenance, "commit_sha": l.CommitSHA, "sha256": l.SHA256, "bytes": l.Bytes}
+	}
+	audit["layers"] = layers
+	audit["catalog_sha256"] = c.CatalogSHA256
+	var warned []string
+	for _, wn := range c.Warnings {
+		warned = append(warned, wn.Layers...)
+	}
+	if warned != nil {
+		audit["layers_missing"] = warned
+	}
+	if c.CorrectionNote != "" {
+		sum := sha256.Sum256([]byte(c.CorrectionNote))
+		audit["correction_note_sha256"] = hex.EncodeToString(sum[:])
+	}
+}
+
+// auditFailure records a refused dispatch or correction with its code. It is
+// best effort: the caller's error is what the client sees.
+func (w *workflowTools) auditFailure(ctx context.Context, p principal, action string, details map[string]any, cause error) {
+	code, _ := classify(cause)
+	err := w.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{Actor: p.subject(), Action: action,
+		ProjectID: p.auth.ProjectID, Outcome: code, Details: details})
+	if err != nil {
+		w.logger.WarnContext(ctx, "audit failed", "req_id", requestID(ctx), "action", action, "err", err)
+	}
+}
+
+// load returns a workflow of the caller's project and its contract.
+func (w *workflowTools) load(ctx context.Context, p principal, id string) (store.Workflow, contract, error) {
+	if !uuidRE.MatchString(id) {
+		return store.Workflow{}, contract{}, errWorkflowNotFound
+	}
+	wf, err := w.st.GetWorkflow(ctx, p.auth.ProjectID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return wf, contract{}, errWorkflowNotFound
+	}
+	if err != nil {
+		return wf, contract{}, err
+	}
+	var c contract
+	if err := json.Unmarshal(wf.Contract, &c); err != nil || c.Version != contractVersion {
+		return wf, contract{}, fmt.Errorf("workflow %s: unreadable contract (version %d): %v", wf.ID, c.Version, err)
+	}
+	return wf, c, nil
+}
+
+func (w *workflowTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
+	var a struct {
+		WorkflowID *string `json:"workflow_id"`
+		View       *string `json:"view"`
+	}
+	if err := decodeObject(raw, []string{"workflow_id", "view"}, &a); err != nil {
+		return nil, invalidArgument(err.Error())
+	}
+	if a.WorkflowID == nil {
+		return nil, invalidArgument("workflow_id is required")
+	}
+	view := "full"
+	if a.View != nil {
+		view = *a.View
+	}
+	if view != "full" && view != "compact" {
+		return nil, invalidArgument("view must be full or compact")
+	}
+	wf, c, err := w.load(ctx, p, *a.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	return newView(wf, c, view == "full"), nil
+}
+
+// correct stores a child of a workflow with the parent's frozen layers (same
+// commits, same texts: nothing is read from GitHub, no branch is resolved)
+// and a note. The parent's sources must still be active and unchanged.
+func (w *workflowTools) correct(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
+	var a struct {
+		WorkflowID *string `json:"workflow_id"`
+		Note       *string `json:"note"`
+	}
+	if err := decodeObject(raw, []string{"workflow_id", "note"}, &a); err != nil {
+		return nil, invalidArgument(err.Error())
+	}
+	if a.WorkflowID == nil || a.Note == nil {
+		return nil, invalidArgument("workflow_id and note are required")
+	}
+	if len(*a.Note) == 0 || len(*a.Note) > maxCorrectionNote || !utf8.ValidString(*a.Note) {
+		return nil, invalidArgument("note must be 1-16384 bytes of UTF-8")
+	}
+	if err := noNUL(*a.Note); err != nil {
+		return nil, err
+	}
+	parent, c, err := w.load(ctx, p, *a.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	c.CorrectionNote = *a.Note
+	audit := map[string]any{"task_id": parent.TaskID, "profile": c.Profile, "mode": c.Mode,
+		"parent_workflow_id": parent.ID}
+	return w.store(ctx, p, parent.TaskID, parent.ID, c, audit)
+}
