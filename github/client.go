@@ -125,15 +125,17 @@ func NewClient(cfg Config) *Client {
 }
 
 // defaultTransport is a transport with bounded waits and sizes. It has no
-// proxy because the environment is read only by package main, and it does
-// not ask for compression, so body limits count the bytes GitHub sent.
+// proxy because the environment is read only by package main; it does not
+// ask for compression, so body limits count the bytes GitHub sent; and it
+// speaks HTTP/1.1 only, whose framing and (absent) retry behaviour are the
+// ones the tests exercise.
 func defaultTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil,
 		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:    10 * time.Second,
-		ForceAttemptHTTP2:      true,
+		ForceAttemptHTTP2:      false,
 		MaxIdleConns:           64,
 		MaxIdleConnsPerHost:    64,
 		IdleConnTimeout:        90 * time.Second,
