@@ -137,8 +137,11 @@ func (c *Client) handle(resp *http.Response, onOK func(*http.Response) error) er
 // emptyBody is an empty request body that net/http cannot rewind.
 type emptyBody struct{}
 
+// Read reports the end of the (empty) body.
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
-func (emptyBody) Close() error             { return nil }
+
+// Close does nothing.
+func (emptyBody) Close() error { return nil }
 
 // validateBinding checks the repository names of b.
 func validateBinding(b Binding) error {

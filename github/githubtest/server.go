@@ -248,6 +248,7 @@ type countingConn struct {
 	n *atomic.Int64
 }
 
+// Read reads from the connection and counts the bytes.
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.n.Add(int64(n))
@@ -260,6 +261,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records the first status and passes it on.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -267,6 +269,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write records an implicit 200 and passes the bytes on.
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -274,6 +277,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+// Flush flushes the underlying writer.
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -307,6 +311,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 
 	s.mu.Lock()
+	if route == RouteMint && authz != "" {
+		s.jwts = append(s.jwts, strings.TrimPrefix(authz, "Bearer "))
+	}
 	s.counts[route]++
 	idx := len(s.requests)
 	s.requests = append(s.requests, rec)

@@ -255,6 +255,7 @@ func (s *Server) verifyJWT(tok string) (jwtClaims, error) {
 
 type fakeError string
 
+// Error implements error.
 func (e fakeError) Error() string { return string(e) }
 
 const errBadJWT = fakeError("githubtest: JWT could not be verified")
@@ -263,17 +264,14 @@ const errBadJWT = fakeError("githubtest: JWT could not be verified")
 func (s *Server) serveMint(w http.ResponseWriter, r *http.Request, escaped string) AuthKind {
 	seg := strings.Split(escaped, "/") // "", "app", "installations", id, "access_tokens"
 	if !checkHeaders(w, r, "application/vnd.github+json") {
-		return AuthUnrecognized
+		return s.classifyAuth(r.Header.Get("Authorization"))
 	}
 	jwt, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	claims, err := s.verifyJWT(jwt)
-	s.mu.Lock()
-	s.jwts = append(s.jwts, jwt)
 	if err != nil {
+		s.mu.Lock()
 		s.jwtFailures++
-	}
-	s.mu.Unlock()
-	if err != nil {
+		s.mu.Unlock()
 		writeError(w, http.StatusUnauthorized, "A JSON web token could not be decoded")
 		return AuthUnrecognized
 	}
