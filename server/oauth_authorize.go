@@ -1,0 +1,168 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// handleAuthorize serves GET /oauth/authorize (RFC 6749 §4.1.1 with PKCE).
+//
+// Check order: the client and redirect URI are validated first, and until
+// both are, every error is a 400 page with no Location header, so the
+// endpoint can never redirect to an unregistered URI (RFC 9700 §4.11.2).
+// After that, errors go back to the client with error, state and iss.
+// Then the browser must have a session (else it is sent to sign in, and
+// comes back here); then the request is stored server-side and the consent
+// page is shown. Nothing is granted on a GET.
+func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := oauth.ParseForm(r.URL.RawQuery)
+		if err != nil {
+			writeMessage(w, http.StatusBadRequest, "Invalid authorization request",
+				"The request is malformed (a parameter is repeated or badly encoded). Start again from your application.")
+			return
+		}
+		client, redirectURI, ok := authorizeClient(w, r, logger, st, q)
+		if !ok {
+			return
+		}
+		addLog(r.Context(), slog.String("client_id", client.ID))
+		state := q.Get("state")
+		if len(state) > maxState {
+			writeMessage(w, http.StatusBadRequest, "Invalid authorization request", "The state parameter is too long.")
+			return
+		}
+		// From here on the redirect URI is one the client registered.
+		fail := func(code, desc string) {
+			addLog(r.Context(), slog.String("code", code))
+			redirect303(w, clientRedirect(cfg, redirectURI, url.Values{"error": {code}, "error_description": {desc}}, state))
+		}
+		switch rt := q.Get("response_type"); {
+		case rt == "":
+			fail(oauth.ErrCodeInvalidRequest, "response_type is required")
+			return
+		case rt != "code":
+			fail(oauth.ErrCodeUnsupportedResponseType, "only response_type=code is supported")
+			return
+		}
+		if q.Get("code_challenge_method") != oauth.MethodS256 {
+			fail(oauth.ErrCodeInvalidRequest, "PKCE is required with code_challenge_method=S256")
+			return
+		}
+		challenge := q.Get("code_challenge")
+		if !oauth.ValidChallenge(challenge) {
+			fail(oauth.ErrCodeInvalidRequest, "code_challenge must be 43 base64url characters (S256)")
+			return
+		}
+		scopes, err := oauth.ParseRequestedScope(q.Get("scope"))
+		if err != nil {
+			fail(oauth.ErrCodeInvalidScope, "the scope names no scope this server supports")
+			return
+		}
+		resource, ok := canonicalResource(cfg, q.Get("resource"))
+		if !ok {
+			fail(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
+			return
+		}
+
+		sessTok, sess, ok, err := currentSession(r, cfg, st)
+		if err != nil {
+			logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		if !ok {
+			// The browser comes back to this very URL after sign-in. Only a
+			// path on this server is kept, never anything the client chose.
+			if uri := r.URL.RequestURI(); len(uri) <= maxPendingURI {
+				setCookie(w, cfg, cookiePending, pendingValue(uri), pendingTTL)
+			}
+			redirect303(w, "/signin")
+			return
+		}
+		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
+		projects, err := st.PrincipalProjects(r.Context(), sess.PrincipalID)
+		if err != nil {
+			logger.WarnContext(r.Context(), "project lookup failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		if len(projects) == 0 {
+			writeMessage(w, http.StatusForbidden, "No project",
+				"You are not a member of any project, so there is nothing to authorize. Ask your administrator to add you.")
+			return
+		}
+		handle := oauth.NewSecret(oauth.PrefixRequest)
+		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
+			ClientID: client.ID, RedirectURI: redirectURI, CodeChallenge: challenge, Scopes: scopes,
+			Resource: resource, State: state, ExpiresAt: cfg.Now().Add(requestTTL),
+		})
+		if err != nil {
+			logger.WarnContext(r.Context(), "storing authorization request failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		ordinary, documents := oauth.NewScopeChoices(scopes)
+		page := oauth.ConsentPage{
+			Action: oauth.PathAuthorize, ClientID: client.ID, ClientName: client.Name, Principal: sess.PrincipalName,
+			RedirectURI: redirectURI, RedirectHost: oauth.RedirectHost(redirectURI),
+			Loopback: oauth.IsLoopbackRedirect(redirectURI), Scopes: ordinary, Documents: documents,
+			Request: handle, CSRF: oauth.MAC(sessTok, labelConsentCSRF, handle),
+		}
+		if page.ClientName == "" {
+			page.ClientName = "an unnamed application"
+		}
+		for _, p := range projects {
+			page.Projects = append(page.Projects, oauth.ProjectChoice{ID: p.ID, Name: p.Name, Checked: len(projects) == 1})
+		}
+		writePage(w, http.StatusOK, page.Render)
+	})
+}
+
+// authorizeClient validates client_id and redirect_uri. On failure it
+// writes a 400 page (never a redirect) and returns ok=false. A missing
+// redirect_uri is allowed only when the client registered exactly one
+// (OAuth 2.1 §4.1.1).
+func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, st *store.DB, q oauth.Form) (store.Client, string, bool) {
+	invalid := func(msg string) (store.Client, string, bool) {
+		addLog(r.Context(), slog.String("code", "invalid_client_or_redirect"))
+		writeMessage(w, http.StatusBadRequest, "Invalid authorization request", msg)
+		return store.Client{}, "", false
+	}
+	id := q.Get("client_id")
+	if id == "" {
+		return invalid("The request names no client.")
+	}
+	c, err := st.Client(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return invalid("The application is not registered with this server. Start again from your application.")
+	}
+	if err != nil {
+		logger.WarnContext(r.Context(), "client lookup failed", "req_id", requestID(r.Context()), "err", err)
+		writeUnavailablePage(w)
+		return store.Client{}, "", false
+	}
+	redirectURI := q.Get("redirect_uri")
+	if redirectURI == "" {
+		if len(c.RedirectURIs) != 1 {
+			return invalid("The request names no redirect URI, and the application registered several.")
+		}
+		redirectURI = c.RedirectURIs[0]
+	}
+	if !oauth.MatchRedirectURI(c.RedirectURIs, redirectURI) {
+		return invalid("The redirect URI is not one the application registered.")
+	}
+	return c, redirectURI, true
+}
+
+// requestHash is how a pending request is stored and found: bound to the
+// browser session that created it, so a handle is useless in any other
+// browser, even one signed in as someone else.
+func requestHash(sessionToken, handle string) []byte {
+	return oauth.Hash(oauth.MAC(sessionToken, labelRequest, handle))
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// consentFields are the only fields the consent form has. Anything else
+// (a principal_id, a redirect_uri, a client_id) is tampering.
+var consentFields = []string{"request", "csrf", "decision", "project", "scope"}
+
+// handleConsent serves POST /oauth/authorize: the principal's answer.
+//
+// Check order: form → session → CSRF token (an HMAC of the request handle
+// under the session secret, so a token from another session, or for
+// another request, fails) → decision. The client, redirect URI, PKCE
+// challenge, resource and state are re-read from the stored request, which
+// is bound to this session; the principal comes from the session; the
+// project must be one of the principal's and the scopes among those
+// requested. Nothing on the form is trusted. The answer is a 303 to the
+// client's redirect URI.
+func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		form, err := readForm(w, r, "scope")
+		if err != nil {
+			writeMessage(w, http.StatusBadRequest, "Invalid form", "The consent form could not be read.")
+			return
+		}
+		sessTok, sess, ok, err := currentSession(r, cfg, st)
+		if err != nil {
+			logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		if !ok {
+			writeMessage(w, http.StatusForbidden, "Not signed in",
+				"Your sign-in has expired. Start again from your application.")
+			return
+		}
+		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
+		refuse := func(status int, outcome, title, msg string) {
+			addLog(r.Context(), slog.String("code", outcome))
+			// Refused consent posts are audited: they are how tampering shows.
+			if err := st.Audit(r.Context(), store.AuditEvent{Actor: store.ActorPrincipal(sess.PrincipalID),
+				Action: "oauth_consent.refused", AccountID: sess.AccountID, Outcome: outcome}); err != nil {
+				logger.WarnContext(r.Context(), "audit failed", "req_id", requestID(r.Context()), "err", err)
+			}
+			writeMessage(w, status, title, msg)
+		}
+		handle := form.Get("request")
+		if !oauth.WellFormedSecret(handle, oauth.PrefixRequest) ||
+			!oauth.Equal(form.Get("csrf"), oauth.MAC(sessTok, labelConsentCSRF, handle)) {
+			refuse(http.StatusForbidden, "csrf_invalid", "Invalid form",
+				"This consent form was not issued to this browser session. Start again from your application.")
+			return
+		}
+		if k := form.Unknown(consentFields...); k != "" {
+			refuse(http.StatusBadRequest, "form_tampered", "Invalid form", "The consent form has a field it never had.")
+			return
+		}
+		switch form.Get("decision") {
+		case "deny":
+			ans, err := st.DenyAuthRequest(r.Context(), requestHash(sessTok, handle), sess.PrincipalID, cfg.Now())
+			if err != nil {
+				consentStoreError(w, r, logger, err)
+				return
+			}
+			addLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("code", oauth.ErrCodeAccessDenied))
+			redirect303(w, clientRedirect(cfg, ans.RedirectURI, url.Values{"error": {oauth.ErrCodeAccessDenied},
+				"error_description": {"the user denied the request"}}, ans.State))
+		case "approve":
+			scopes := form.All("scope")
+			if len(scopes) == 0 {
+				writeMessage(w, http.StatusBadRequest, "Nothing approved",
+					"Tick at least one permission and approve, or deny the request. Go back to change your answer.")
+				return
+			}
+			if len(oauth.Canonical(scopes)) != len(scopes) {
+				refuse(http.StatusBadRequest, "scope_tampered", "Invalid form", "The form names an unknown or repeated permission.")
+				return
+			}
+			if !isMember(r, st, sess.PrincipalID, form.Get("project")) {
+				refuse(http.StatusForbidden, "project_not_member", "Invalid project", "You are not a member of that project.")
+				return
+			}
+			code := oauth.NewSecret(oauth.PrefixCode)
+			ans, err := st.ApproveAuthRequest(r.Context(), store.Approval{
+				HandleHash: requestHash(sessTok, handle), PrincipalID: sess.PrincipalID,
+				ProjectID: form.Get("project"), Scopes: oauth.Canonical(scopes),
+				CodeHash: oauth.Hash(code), Now: cfg.Now(), CodeTTL: codeTTL,
+			})
+			if errors.Is(err, store.ErrScopeExceeded) {
+				refuse(http.StatusBadRequest, "scope_tampered", "Invalid form", "The form approves a permission that was not requested.")
+				return
+			}
+			if err != nil {
+				consentStoreError(w, r, logger, err)
+				return
+			}
+			addLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("project", ans.ProjectID),
+				slog.String("code", "ok"))
+			redirect303(w, clientRedirect(cfg, ans.RedirectURI, url.Values{"code": {code}}, ans.State))
+		default:
+			writeMessage(w, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.")
+		}
+	})
+}
+
+// isMember reports whether the principal is a member of the project. The
+// approval transaction checks it again under a lock; this early check only
+// gives the tampered form its own answer.
+func isMember(r *http.Request, st *store.DB, principalID, projectID string) bool {
+	projects, err := st.PrincipalProjects(r.Context(), principalID)
+	if err != nil {
+		return true // let the transaction decide
+	}
+	for _, p := range projects {
+		if p.ID == projectID {
+			return true
+		}
+	}
+	return false
+}
+
+func consentStoreError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		writeMessage(w, http.StatusBadRequest, "Request expired",
+			"This authorization request has expired or was already answered. Start again from your application.")
+		return
+	}
+	logger.WarnContext(r.Context(), "consent failed", "req_id", requestID(r.Context()), "err", err)
+	writeUnavailablePage(w)
+}

@@ -1,0 +1,271 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// This file holds what the OAuth and sign-in handlers share: lifetimes,
+// cookies, page and JSON responses, strict form reading, redirects back to
+// clients, and the session lookup.
+
+// Lifetimes of the authorization server's secrets (docs/oauth.md).
+const (
+	codeTTL          = 10 * time.Minute    // OAuth 2.1 §4.1.2: at most 10 minutes
+	accessTTL        = time.Hour           // DESIGN.md §8
+	refreshFamilyTTL = 30 * 24 * time.Hour // absolute: rotation never extends it
+	requestTTL       = 15 * time.Minute    // a consent page left open longer must be restarted
+	pendingTTL       = 15 * time.Minute    // the sign-in link's own lifetime
+)
+
+// Body bounds.
+const (
+	maxOAuthForm    = 16 << 10
+	maxRegisterBody = 128 << 10
+	maxState        = 1024
+	maxPendingURI   = 3000
+)
+
+// Cookie base names; cookieName adds the __Host- prefix on https.
+const (
+	cookieSession    = "heyaira_session"
+	cookieSigninCSRF = "heyaira_signin_csrf"
+	cookiePending    = "heyaira_pending"
+)
+
+// Labels that keep the MAC-derived tokens of different uses apart.
+const (
+	labelConsentCSRF = "heyaira consent csrf v1"
+	labelRequest     = "heyaira consent request v1"
+	labelSigninCSRF  = "heyaira signin csrf v1"
+)
+
+func secureCookies(cfg *Config) bool { return strings.HasPrefix(cfg.PublicURL, "https://") }
+
+// cookieName prefixes __Host- when the public URL is https: the browser then
+// refuses the cookie unless it is Secure, host-only and Path=/, so a sibling
+// subdomain cannot plant or overwrite it.
+func cookieName(cfg *Config, base string) string {
+	if secureCookies(cfg) {
+		return "__Host-" + base
+	}
+	return base
+}
+
+// setCookie sets an HttpOnly, SameSite=Lax, host-only cookie on Path=/.
+// SameSite=Lax keeps the session on the top-level navigation that brings a
+// browser from an MCP client to /oauth/authorize, and off cross-site POSTs.
+func setCookie(w http.ResponseWriter, cfg *Config, base, value string, ttl time.Duration) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName(cfg, base), Value: value, Path: "/",
+		MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secureCookies(cfg), SameSite: http.SameSiteLaxMode})
+}
+
+func clearCookie(w http.ResponseWriter, cfg *Config, base string) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName(cfg, base), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: secureCookies(cfg), SameSite: http.SameSiteLaxMode})
+}
+
+func readCookie(r *http.Request, cfg *Config, base string) string {
+	c, err := r.Cookie(cookieName(cfg, base))
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// currentSession returns the browser's session secret and session, ok=false
+// when there is none (or it expired), or a store error.
+func currentSession(r *http.Request, cfg *Config, st *store.DB) (string, store.Session, bool, error) {
+	tok := readCookie(r, cfg, cookieSession)
+	if !oauth.WellFormedSecret(tok, oauth.PrefixSession) {
+		return "", store.Session{}, false, nil
+	}
+	s, err := st.Session(r.Context(), oauth.Hash(tok))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", store.Session{}, false, nil
+	}
+	if err != nil {
+		return "", store.Session{}, false, err
+	}
+	return tok, s, true, nil
+}
+
+// setPageHeaders forbids framing (clickjacking on consent and sign-in),
+// scripts and caching of every HTML page of the flow.
+func setPageHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// writePage renders a page into memory first, so a template error cannot
+// leave half a page behind a 200.
+func writePage(w http.ResponseWriter, status int, render func(io.Writer) error) {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	setPageHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+func writeMessage(w http.ResponseWriter, status int, title, msg string) {
+	writePage(w, status, oauth.MessagePage{Title: title, Message: msg}.Render)
+}
+
+func writeUnavailablePage(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "5")
+	writeMessage(w, http.StatusServiceUnavailable, "Try again shortly", "The service cannot reach its database. Try again in a moment.")
+}
+
+// writeOAuthJSON writes a token-endpoint style JSON response: never cached
+// (OAuth 2.1 §3.2.3).
+func writeOAuthJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, status, v)
+}
+
+func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+	writeOAuthJSON(w, status, oauth.NewError(code, description))
+}
+
+// withOAuthCORS lets browser-based MCP clients call the JSON endpoints
+// (register, token, revoke). They use no cookies, so any origin may call
+// them, without credentials. The authorization endpoint never gets CORS
+// (RFC 9700 §2.6).
+func withOAuthCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// handleOAuthPreflight answers CORS preflights for the JSON endpoints.
+func handleOAuthPreflight() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+var errNotForm = errors.New("Content-Type must be application/x-www-form-urlencoded")
+
+// readForm reads a bounded application/x-www-form-urlencoded body strictly
+// (oauth.ParseForm). Only the parameters in repeatable may repeat.
+func readForm(w http.ResponseWriter, r *http.Request, repeatable ...string) (oauth.Form, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, errNotForm
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxOAuthForm))
+	if err != nil {
+		return nil, errors.New("request body unreadable or too large")
+	}
+	f, err := oauth.ParseForm(string(body), repeatable...)
+	if err != nil {
+		return nil, errors.New("malformed form: " + strings.TrimPrefix(err.Error(), "oauth: "))
+	}
+	return f, nil
+}
+
+// clientRedirect builds the redirect back to a client: the registered URI
+// with params added to its query (existing query kept, RFC 6749 §3.1.2), and
+// always iss (RFC 9207), because the metadata promises it.
+func clientRedirect(cfg *Config, redirectURI string, params url.Values, state string) string {
+	if state != "" {
+		params.Set("state", state)
+	}
+	params.Set("iss", cfg.PublicURL)
+	sep := "?"
+	if strings.Contains(redirectURI, "?") {
+		sep = "&"
+	}
+	return redirectURI + sep + params.Encode()
+}
+
+// redirect303 sends a browser on with 303 See Other, never 307: a 307 would
+// replay a POST body (credentials, codes) to the next site (RFC 9700 §4.12).
+func redirect303(w http.ResponseWriter, location string) {
+	w.Header().Set("Location", location)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// canonicalResource checks an RFC 8707 resource parameter. Absent means this
+// server's resource. Otherwise it must name this server's resource; the
+// scheme and host are compared case-insensitively and one trailing slash is
+// tolerated (the MCP spec asks resource servers to accept those variants),
+// and the canonical form is what gets stored, so every token's audience is
+// exactly cfg.resource().
+func canonicalResource(cfg *Config, s string) (string, bool) {
+	want := cfg.resource()
+	if s == "" || s == want {
+		return want, true
+	}
+	u, err := url.Parse(s)
+	w, _ := url.Parse(want)
+	if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "#") || strings.HasSuffix(s, "?") {
+		return "", false
+	}
+	if strings.EqualFold(u.Scheme, w.Scheme) && strings.EqualFold(u.Host, w.Host) &&
+		(u.EscapedPath() == w.EscapedPath() || u.EscapedPath() == w.EscapedPath()+"/") {
+		return want, true
+	}
+	return "", false
+}
+
+// remoteIP is the client's address for rate limiting. Forwarded headers are
+// not trusted: behind a proxy, every client shares the proxy's bucket.
+func remoteIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// pendingValue and pendingTarget carry an authorization request's URL
+// through sign-in in a cookie. The target is only ever a path on this
+// server under /oauth/authorize, so the cookie cannot make an open redirect.
+func pendingValue(requestURI string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(requestURI))
+}
+
+func pendingTarget(v string) (string, bool) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(v)
+	if err != nil {
+		return "", false
+	}
+	s := string(b)
+	if !strings.HasPrefix(s, oauth.PathAuthorize+"?") || len(s) > maxPendingURI {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' {
+			return "", false
+		}
+	}
+	return s, true
+}

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// Dynamic client registration limits (OA-17): per remote address, and for
+// the whole server so that row growth stays bounded whatever the addresses.
+const (
+	registerPerIPRate   = 10.0 / 60 // per second
+	registerPerIPBurst  = 20
+	registerGlobalRate  = 1.0 // per second
+	registerGlobalBurst = 100
+	maxClientName       = 200 // bytes, as schema.sql's CHECK
+)
+
+// registrationLimiter bounds DCR per remote address and server-wide.
+type registrationLimiter struct {
+	perIP, global *rateLimiter
+}
+
+func newRegistrationLimiter() *registrationLimiter {
+	return &registrationLimiter{
+		perIP:  newRateLimiter(registerPerIPRate, registerPerIPBurst),
+		global: newRateLimiter(registerGlobalRate, registerGlobalBurst),
+	}
+}
+
+// handleRegister serves RFC 7591 dynamic client registration for public
+// clients only: token_endpoint_auth_method "none", no secret. Unknown
+// metadata is ignored (RFC 7591 §2); known fields are read by exact key
+// and type-checked. The 201 response echoes the redirect URIs kept, which
+// the TypeScript SDK requires.
+//
+// Check order: rate limit → body limit → Content-Type → strict JSON →
+// metadata → store.
+func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *registrationLimiter) http.Handler {
+	type response struct {
+		ClientID                string   `json:"client_id"`
+		ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
+		ClientName              string   `json:"client_name,omitempty"`
+		RedirectURIs            []string `json:"redirect_uris"`
+		GrantTypes              []string `json:"grant_types"`
+		ResponseTypes           []string `json:"response_types"`
+		TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	}
+	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := cfg.Now()
+		wait, ok := limit.perIP.allow(remoteIP(r), now)
+		if ok {
+			wait, ok = limit.global.allow("all", now)
+		}
+		if !ok {
+			addLog(r.Context(), slog.String("code", "rate_limited"))
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegisterBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeOAuthError(w, http.StatusRequestEntityTooLarge, oauth.ErrCodeInvalidClientMetadata, "request body too large")
+				return
+			}
+			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidClientMetadata, "request body unreadable")
+			return
+		}
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidClientMetadata, "Content-Type must be application/json")
+			return
+		}
+		md, oerr := parseClientMetadata(body)
+		if oerr != nil {
+			addLog(r.Context(), slog.String("code", oerr.Code))
+			writeOAuthError(w, http.StatusBadRequest, oerr.Code, oerr.Description)
+			return
+		}
+		c, err := st.RegisterClient(r.Context(), md.name, md.redirectURIs, md.grantTypes)
+		if err != nil {
+			logger.ErrorContext(r.Context(), "client registration failed", "req_id", requestID(r.Context()), "err", err)
+			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "registration failed; retry later")
+			return
+		}
+		addLog(r.Context(), slog.String("client_id", c.ID), slog.String("code", "ok"))
+		writeOAuthJSON(w, http.StatusCreated, response{
+			ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
+			RedirectURIs: c.RedirectURIs, GrantTypes: c.GrantTypes, ResponseTypes: []string{"code"},
+			TokenEndpointAuthMethod: "none",
+		})
+	}))
+}
+
+type clientMetadata struct {
+	name         string
+	redirectURIs []string
+	grantTypes   []string
+}
+
+// parseClientMetadata validates a registration request. Redirect URIs
+// follow oauth.ValidateRedirectURI; a private-use scheme without a dot
+// (Cursor's cursor://…) is dropped when another URI is acceptable and
+// refused when it is the only one, while any other bad URI fails the whole
+// request (docs/oauth.md).
+func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
+	bad := func(code, msg string) (clientMetadata, *oauth.Error) {
+		return clientMetadata{}, oauth.NewError(code, msg)
+	}
+	if err := checkJSON(body); err != nil {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be one JSON object without duplicate keys")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be a JSON object")
+	}
+	// Each known field is read by its exact key, because encoding/json
+	// alone would also take "Redirect_URIs".
+	field := func(key string, dst any) bool {
+		v, ok := raw[key]
+		if !ok || string(v) == "null" {
+			return true
+		}
+		return json.Unmarshal(v, dst) == nil
+	}
+	var md clientMetadata
+	var uris, grants, responses []string
+	var method string
+	if !field("redirect_uris", &uris) || !field("client_name", &md.name) || !field("grant_types", &grants) ||
+		!field("response_types", &responses) || !field("token_endpoint_auth_method", &method) {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "a metadata field has the wrong type")
+	}
+	if method != "" && method != "none" {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "only public clients are supported: token_endpoint_auth_method must be none")
+	}
+	for _, rt := range responses {
+		if rt != "code" {
+			return bad(oauth.ErrCodeInvalidClientMetadata, "response_types may only contain code")
+		}
+	}
+	if len(grants) == 0 {
+		// RFC 7591's default is authorization_code alone; we add refresh_token
+		// and say so in the response, because clients that omit grant_types
+		// still expect to refresh (RFC 7591 §3.2.1 lets the server replace values).
+		grants = []string{"authorization_code", "refresh_token"}
+	}
+	seenGrant := map[string]bool{}
+	for _, g := range grants {
+		if g != "authorization_code" && g != "refresh_token" {
+			return bad(oauth.ErrCodeInvalidClientMetadata, "grant_types may only contain authorization_code and refresh_token")
+		}
+		if !seenGrant[g] {
+			seenGrant[g] = true
+			md.grantTypes = append(md.grantTypes, g)
+		}
+	}
+	if !seenGrant["authorization_code"] {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "grant_types must contain authorization_code")
+	}
+	if !utf8.ValidString(md.name) || len(md.name) > maxClientName {
+		return bad(oauth.ErrCodeInvalidClientMetadata, "client_name must be valid UTF-8 of at most 200 bytes")
+	}
+	md.name = oauth.CleanName(md.name)
+	if len(uris) == 0 {
+		return bad(oauth.ErrCodeInvalidRedirectURI, "redirect_uris is required")
+	}
+	if len(uris) > oauth.MaxRedirectURIs {
+		return bad(oauth.ErrCodeInvalidRedirectURI, "at most 10 redirect_uris")
+	}
+	seen := map[string]bool{}
+	for i, u := range uris {
+		err := oauth.ValidateRedirectURI(u)
+		switch {
+		case errors.Is(err, oauth.ErrDotlessScheme):
+			continue
+		case err != nil:
+			return bad(oauth.ErrCodeInvalidRedirectURI, "redirect_uris["+strconv.Itoa(i)+"]: "+errorReason(err))
+		case !seen[u]:
+			seen[u] = true
+			md.redirectURIs = append(md.redirectURIs, u)
+		}
+	}
+	if len(md.redirectURIs) == 0 {
+		return bad(oauth.ErrCodeInvalidRedirectURI, "no acceptable redirect URI: use https, http on a loopback address, "+
+			"or a private-use scheme containing a dot")
+	}
+	return md, nil
+}
+
+// errorReason strips the package prefix from an oauth validation error; the
+// reason never quotes the input.
+func errorReason(err error) string {
+	const p = "oauth: "
+	s := err.Error()
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// handleSigninPage serves GET /signin. With ?token= (a one-time link from
+// `heyaira-admin signin-link`) it shows a button and changes nothing, so a
+// mail scanner or link preview that fetches the link cannot use it up. It
+// sets a random CSRF cookie; the form carries an HMAC of the link under it.
+// Without a token it says how to sign in, or that the browser is signed in.
+func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := oauth.ParseForm(r.URL.RawQuery)
+		if err != nil {
+			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is malformed.")
+			return
+		}
+		token := q.Get("token")
+		if token == "" {
+			_, sess, ok, err := currentSession(r, cfg, st)
+			if err != nil {
+				logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
+				writeUnavailablePage(w)
+				return
+			}
+			if ok {
+				writePage(w, http.StatusOK, oauth.SignedInPage{Principal: sess.PrincipalName}.Render)
+				return
+			}
+			_, pending := pendingTarget(readCookie(r, cfg, cookiePending))
+			writePage(w, http.StatusOK, oauth.SigninPromptPage{Pending: pending}.Render)
+			return
+		}
+		if !oauth.WellFormedSecret(token, "") {
+			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
+			return
+		}
+		csrf := oauth.NewSecret(oauth.PrefixCSRF)
+		setCookie(w, cfg, cookieSigninCSRF, csrf, pendingTTL)
+		writePage(w, http.StatusOK, oauth.SigninPage{Action: "/signin", Token: token,
+			CSRF: oauth.MAC(csrf, labelSigninCSRF, token)}.Render)
+	})
+}
+
+// handleSignin serves POST /signin: it redeems the link once and starts a
+// browser session. The CSRF check defeats login CSRF: a page elsewhere
+// cannot post the attacker's own link from the victim's browser, because it
+// can neither read nor set the victim's CSRF cookie (__Host- on https).
+// Any session cookie the browser already had is revoked and replaced by a
+// new random one (no fixation). The answer is a 303: to the authorization
+// request that sent the browser here, if any, else to /signin.
+func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		form, err := readForm(w, r)
+		if err != nil {
+			writeMessage(w, http.StatusBadRequest, "Invalid form", "The sign-in form could not be read.")
+			return
+		}
+		if k := form.Unknown("token", "csrf"); k != "" {
+			writeMessage(w, http.StatusBadRequest, "Invalid form", "The sign-in form has a field it never had.")
+			return
+		}
+		token := form.Get("token")
+		cookie := readCookie(r, cfg, cookieSigninCSRF)
+		if !oauth.WellFormedSecret(cookie, oauth.PrefixCSRF) ||
+			!oauth.Equal(form.Get("csrf"), oauth.MAC(cookie, labelSigninCSRF, token)) {
+			addLog(r.Context(), slog.String("code", "csrf_invalid"))
+			writeMessage(w, http.StatusForbidden, "Sign-in refused",
+				"This sign-in form was not issued to this browser. Open your sign-in link again.")
+			return
+		}
+		if !oauth.WellFormedSecret(token, "") {
+			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
+			return
+		}
+		var old []byte
+		if prev := readCookie(r, cfg, cookieSession); prev != "" {
+			old = oauth.Hash(prev)
+		}
+		session := oauth.NewSecret(oauth.PrefixSession)
+		sess, err := st.RedeemSigninLink(r.Context(), oauth.Hash(token), oauth.Hash(session), old)
+		if errors.Is(err, store.ErrNotFound) {
+			addLog(r.Context(), slog.String("code", "signin_link_invalid"))
+			writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
+				"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
+			return
+		}
+		if err != nil {
+			logger.WarnContext(r.Context(), "sign-in failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)), slog.String("code", "ok"))
+		setCookie(w, cfg, cookieSession, session, store.SessionTTL)
+		clearCookie(w, cfg, cookieSigninCSRF)
+		next := "/signin"
+		if target, ok := pendingTarget(readCookie(r, cfg, cookiePending)); ok {
+			next = target
+			clearCookie(w, cfg, cookiePending)
+		}
+		redirect303(w, next)
+	})
+}
