@@ -33,6 +33,22 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("GET /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
 	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
 
+	// OAuth authorization server (DESIGN.md §8, docs/oauth.md). No bearer:
+	// these routes are how a client gets one. Pages use the session cookie.
+	registrations := newRegistrationLimiter()
+	mux.Handle("GET /.well-known/oauth-authorization-server", handleAuthServerMetadata(cfg))
+	mux.Handle("OPTIONS /.well-known/oauth-authorization-server", handleAuthServerMetadata(cfg))
+	mux.Handle("POST /oauth/register", handleRegister(logger, cfg, st, registrations))
+	mux.Handle("OPTIONS /oauth/register", handleOAuthPreflight())
+	mux.Handle("GET /oauth/authorize", handleAuthorize(logger, cfg, st))
+	mux.Handle("POST /oauth/authorize", handleConsent(logger, cfg, st))
+	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st))
+	mux.Handle("OPTIONS /oauth/token", handleOAuthPreflight())
+	mux.Handle("POST /oauth/revoke", handleRevoke(logger, cfg, st))
+	mux.Handle("OPTIONS /oauth/revoke", handleOAuthPreflight())
+	mux.Handle("GET /signin", handleSigninPage(logger, cfg, st))
+	mux.Handle("POST /signin", handleSignin(logger, cfg, st))
+
 	mux.Handle("GET /healthz", handleHealthz())
 	mux.Handle("GET /readyz", handleReadyz(st))
 	mux.Handle("/", http.NotFoundHandler())
