@@ -5,7 +5,9 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -252,3 +254,51 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestHooksAndCallerClient checks the metrics hooks, and that NewClient
+// leaves the caller's *http.Client as it was while never following redirects.
+func TestHooksAndCallerClient(t *testing.T) {
+	t.Parallel()
+	type call struct {
+		route  string
+		status int
+	}
+	var (
+		mu    sync.Mutex
+		calls []call
+		mints int
+	)
+	srv := githubtest.New(t)
+	cfg := srv.Config(func(c *github.Config) {
+		c.OnRequest = func(route string, status int, d time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, call{route, status})
+		}
+		c.OnMint = func() { mu.Lock(); mints++; mu.Unlock() }
+	})
+	c := github.NewClient(cfg)
+	if cfg.HTTP.CheckRedirect != nil {
+		t.Error("NewClient changed the caller's http.Client")
+	}
+	b := srv.Binding("octo", "docs")
+	srv.AddFile("octo", "docs", commit, "a.md", []byte("x"))
+	srv.SetBranch("octo", "docs", "main", commit)
+	if _, err := c.GetFile(t.Context(), b, "a.md", commit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResolveBranch(t.Context(), b, "main"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.GetFile(t.Context(), b, "missing.md", commit)
+	wantCode(t, err, "provider_not_found")
+	mu.Lock()
+	defer mu.Unlock()
+	want := []call{{"access_tokens", 201}, {"contents", 200}, {"git_ref", 200}, {"contents", 404}}
+	if diff := cmp.Diff(want, calls, cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("OnRequest calls (-want +got):\n%s", diff)
+	}
+	if mints != 1 {
+		t.Errorf("OnMint called %d times, want 1", mints)
+	}
+}
