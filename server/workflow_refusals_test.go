@@ -220,11 +220,31 @@ func TestAccountSourcesGrantNoDocumentAccess(t *testing.T) {
 	if n := e.gh.Count(githubtest.RouteContents); n != 0 {
 		t.Errorf("%d contents requests", n)
 	}
+
+	// A dispatch that resolved tracking sources pins nothing: the project's
+	// tracking instruction source stays dispatch-only, and the bootstrap lists
+	// project sources only.
+	e.gh.SetBranch("acme", "agents", "main", wfCommit1)
+	e.gh.SetBranch("acme", "app", "main", wfCommit1)
+	e.gh.AddFile("acme", "agents", wfCommit1, "docs/agents/worker.md", []byte("worker"))
+	e.gh.AddFile("acme", "app", wfCommit1, "docs/i.md", []byte("instr"))
+	instr := e.instructionSource(tn, "docs/i.md", "", "main", "")
+	runtime := e.addSource(tn, "runtime", "docs/runtime.md", wfPinned, "", 65536)
+	wtok := e.token(tn, workflowScopes...)
+	e.mustCall(wtok, "workflow_dispatch", dispatchArgs(e.newTask(wtok), "engineer", "worker"))
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": instr}, "source_requires_dispatch")
+	var listed []string
+	for _, s := range e.mustCall(tok, "runtime_bootstrap_get", nil)["sources"].([]any) {
+		listed = append(listed, s.(map[string]any)["source_id"].(string))
+	}
+	if !cmp.Equal(listed, []string{instr, runtime}) {
+		t.Errorf("bootstrap sources = %v, want %v", listed, []string{instr, runtime})
+	}
 }
 
 // TestWorkflowTenancy: a dispatch never includes another project's
-// instruction sources, and workflows and tasks of another project are
-// not_found.
+// instruction sources (of the same account or another), and workflows and
+// tasks of another project are not_found.
 func TestWorkflowTenancy(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -235,6 +255,12 @@ func TestWorkflowTenancy(t *testing.T) {
 	e.gh.AddFile("beta", "agents", wfPinned, "docs/agents/core.md", []byte("B's core"))
 	aInstr := e.instructionSource(a, "docs/a.md", wfPinned, "", "")
 	e.instructionSource(b, "docs/b.md", wfPinned, "", "")
+	// A sibling project of A's account, with its own instruction source.
+	sibling := a
+	sibling.project = e.queryString(`INSERT INTO projects (account_id, name) VALUES ($1, 'sibling') RETURNING id`, a.account)
+	sibling.repo = e.queryString(`INSERT INTO repositories (project_id, github_owner, github_repository, github_installation_id)
+		VALUES ($1, 'acme', 'app', $2) RETURNING id`, sibling.project, a.installation)
+	e.instructionSource(sibling, "docs/sibling.md", wfPinned, "", "")
 	e.accountSource(b, "core", "beta", "agents", "docs/agents/core.md", wfPinned, "")
 	tokA, tokB := e.token(a, workflowScopes...), e.token(b, workflowScopes...)
 	taskA, taskB := e.newTask(tokA), e.newTask(tokB)
