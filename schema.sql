@@ -51,7 +51,7 @@ CREATE INDEX IF NOT EXISTS project_members_principal_idx ON project_members (pri
 CREATE TABLE IF NOT EXISTS repositories (
 	id                     uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	project_id             uuid NOT NULL REFERENCES projects (id),
-	github_owner           text NOT NULL CHECK (github_owner ~ '^[A-Za-z0-9](-?[A-Za-z0-9]){0,38}$'),
+	github_owner           text NOT NULL CHECK (github_owner ~ '^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$'),
 	github_repository      text NOT NULL CHECK (github_repository ~ '^[A-Za-z0-9._-]{1,100}$'
 	                                            AND github_repository NOT IN ('.', '..')),
 	github_installation_id bigint NOT NULL CHECK (github_installation_id > 0),
@@ -92,7 +92,7 @@ CREATE INDEX IF NOT EXISTS document_sources_repository_idx ON document_sources (
 CREATE TABLE IF NOT EXISTS account_sources (
 	id                     uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	account_id             uuid NOT NULL REFERENCES accounts (id),
-	github_owner           text NOT NULL CHECK (github_owner ~ '^[A-Za-z0-9](-?[A-Za-z0-9]){0,38}$'),
+	github_owner           text NOT NULL CHECK (github_owner ~ '^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$'),
 	github_repository      text NOT NULL CHECK (github_repository ~ '^[A-Za-z0-9._-]{1,100}$'
 	                                            AND github_repository NOT IN ('.', '..')),
 	github_installation_id bigint NOT NULL CHECK (github_installation_id > 0),

@@ -48,7 +48,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
 	}
-	gh := github.NewClient(githubConfig(cfg, hooks, logger))
+	metrics := server.NewMetrics()
+	gc := githubConfig(cfg, hooks, logger)
+	gc.OnRequest, gc.OnMint = metrics.GitHubRequest, metrics.TokenMint
+	gh := github.NewClient(gc)
 
 	db, err := store.Open(ctx, cfg.databaseURL)
 	if err != nil {
@@ -63,10 +66,19 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}
 
 	handler := server.NewServer(logger, server.Config{
-		PublicURL:      cfg.publicURL,
-		AllowedOrigins: cfg.allowedOrigins,
-		Version:        version,
+		PublicURL:        cfg.publicURL,
+		AllowedOrigins:   cfg.allowedOrigins,
+		Version:          version,
+		Metrics:          metrics,
+		MetricsElsewhere: cfg.metricsAddr != "",
 	}, db, gh, cursors)
+	if cfg.metricsAddr != "" {
+		stop, err := serveMetrics(cfg.metricsAddr, metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	ln := hooks.listener
 	if ln == nil {
@@ -128,4 +140,20 @@ func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Conf
 	gc.AppID = cfg.githubAppID
 	gc.Key = key
 	return gc
+}
+
+// serveMetrics serves /metrics alone on addr, for operators who keep it off
+// the public listener. The returned function stops it.
+func serveMetrics(addr string, m *server.Metrics, logger *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", server.MetricsHandler(m))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
+	go srv.Serve(ln)
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
 }

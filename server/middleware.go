@@ -73,7 +73,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // withAccessLog writes one JSON line per request: id, method, route, status,
 // duration and the identifiers the handler added. The URL's query is not
 // logged, because the sign-in link carries its secret there.
-func withAccessLog(logger *slog.Logger, next http.Handler) http.Handler {
+func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -90,6 +90,11 @@ func withAccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			attrs = append(attrs, la.attrs...)
 		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		route := r.Pattern
+		if route == "" || route == "/" {
+			route = "other" // unrouted paths are not labels: they are attacker-chosen
+		}
+		m.HTTPRequest(route, sw.status, time.Since(start))
 	})
 }
 

@@ -18,7 +18,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	pages := pager{cursors: cursors, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}
 	tasks := &taskTools{st: st, pages: pages}
-	tools := newToolTable(logger, limiter, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
+	tools := newToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
 		newWorkflowTools(logger, st, gh, flights).tools())
 
 	origin := checkOrigin(cfg)
@@ -49,6 +49,12 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("GET /signin", handleSigninPage(logger, cfg, st))
 	mux.Handle("POST /signin", handleSignin(logger, cfg, st))
 
+	if st != nil {
+		cfg.Metrics.watchRuntime(st.SQL(), flights)
+	}
+	if !cfg.MetricsElsewhere {
+		mux.Handle("GET /metrics", handleMetrics(cfg.Metrics))
+	}
 	mux.Handle("GET /healthz", handleHealthz())
 	mux.Handle("GET /readyz", handleReadyz(st))
 	mux.Handle("/", http.NotFoundHandler())

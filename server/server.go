@@ -37,6 +37,12 @@ type Config struct {
 	GitHubWait     time.Duration
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
+	// Metrics receives counters and histograms; nil means a private registry.
+	// main shares it with the GitHub client's hooks.
+	Metrics *Metrics
+	// MetricsElsewhere leaves /metrics off the main listener, because main
+	// serves MetricsHandler on a separate address.
+	MetricsElsewhere bool
 }
 
 func (c *Config) setDefaults() {
@@ -58,6 +64,9 @@ func (c *Config) setDefaults() {
 	if c.Version == "" {
 		c.Version = "dev"
 	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics()
+	}
 }
 
 // resource is the MCP resource identifier: the audience every token must carry.
@@ -78,8 +87,11 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	addRoutes(mux, logger, &cfg, st, gh, cursors)
 	var h http.Handler = mux
 	h = withSecurityHeaders(h)
-	h = withAccessLog(logger, h)
+	h = withAccessLog(logger, cfg.Metrics, h)
 	h = withRecover(logger, h)
 	h = withRequestID(h)
 	return h
 }
+
+// MetricsHandler serves m in the Prometheus text format, for a separate listener.
+func MetricsHandler(m *Metrics) http.Handler { return handleMetrics(m) }

@@ -56,11 +56,12 @@ type toolTable struct {
 	tools   []*tool
 	byName  map[string]*tool
 	limiter *rateLimiter
+	metrics *Metrics
 	now     func() time.Time
 }
 
-func newToolTable(logger *slog.Logger, limiter *rateLimiter, now func() time.Time, groups ...[]*tool) *toolTable {
-	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, now: now}
+func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
+	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, metrics: metrics, now: now}
 	for _, g := range groups {
 		for _, t := range g {
 			tt.tools = append(tt.tools, t)
@@ -119,21 +120,26 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 	if !ok {
 		return nil, errors.New("tools/call without a principal")
 	}
-	addLog(ctx, slog.String("tool", t.name))
+	start := time.Now()
+	code := "ok"
+	defer func() {
+		addLog(ctx, slog.String("tool", t.name), slog.String("code", code))
+		tt.metrics.ToolCall(t.name, code, time.Since(start))
+	}()
 	// Because the scope check comes first, a caller without the scope causes
 	// no store write and no provider call.
 	if !who.hasScope(t.scope) {
-		addLog(ctx, slog.String("code", "insufficient_scope"))
+		code = "insufficient_scope"
 		return nil, &scopeError{scope: t.scope}
 	}
 	if wait, ok := tt.limiter.allow(who.subject(), tt.now()); !ok {
-		addLog(ctx, slog.String("code", "rate_limited"))
+		code = "rate_limited"
 		return rateLimitedResult(wait), nil
 	}
 	result, err := t.handle(ctx, who, p.Arguments)
 	if err != nil {
-		code, public := classify(err)
-		addLog(ctx, slog.String("code", code))
+		var public string
+		code, public = classify(err)
 		if code == "internal" || code == "store_unavailable" {
 			tt.logger.ErrorContext(ctx, "tool failed", "req_id", requestID(ctx), "tool", t.name, "code", code, "err", err)
 			if code == "internal" {
@@ -142,7 +148,6 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 		}
 		return toolError(code, public), nil
 	}
-	addLog(ctx, slog.String("code", "ok"))
 	return toolResult(result)
 }
 

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Metrics collects counters and histograms and writes them in the Prometheus
+// text format (version 0.0.4), by hand: a few dozen lines instead of a
+// dependency. Labels carry only routes, tool names, statuses and stable codes,
+// never identifiers of people, tokens or documents.
+type Metrics struct {
+	mu         sync.Mutex
+	counters   map[string]map[string]float64 // name → labels → value
+	histograms map[string]map[string]*histogram
+	help       map[string]string
+	gauges     []func(w io.Writer)
+}
+
+// latencyBuckets are upper bounds in seconds.
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+type histogram struct {
+	counts []uint64 // per bucket, not cumulative
+	sum    float64
+	count  uint64
+}
+
+// NewMetrics returns an empty registry.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		counters:   map[string]map[string]float64{},
+		histograms: map[string]map[string]*histogram{},
+		help: map[string]string{
+			"heyaira_http_requests_total":             "HTTP requests by route and status.",
+			"heyaira_http_request_duration_seconds":   "HTTP request latency by route.",
+			"heyaira_tool_calls_total":                "MCP tool calls by tool and outcome code.",
+			"heyaira_tool_call_duration_seconds":      "MCP tool call latency by tool.",
+			"heyaira_github_requests_total":           "GitHub API requests by route and status (0: no response).",
+			"heyaira_github_request_duration_seconds": "GitHub API request latency by route.",
+			"heyaira_github_token_mints_total":        "GitHub App installation tokens minted.",
+		},
+	}
+}
+
+// labels renders label pairs; values are escaped per the text format.
+func labels(kv ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
+		fmt.Fprintf(&b, `%s="%s"`, kv[i], v)
+	}
+	return b.String()
+}
+
+func (m *Metrics) add(name, lbl string, v float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counters[name] == nil {
+		m.counters[name] = map[string]float64{}
+	}
+	m.counters[name][lbl] += v
+}
+
+func (m *Metrics) observe(name, lbl string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.histograms[name] == nil {
+		m.histograms[name] = map[string]*histogram{}
+	}
+	h := m.histograms[name][lbl]
+	if h == nil {
+		h = &histogram{counts: make([]uint64, len(latencyBuckets))}
+		m.histograms[name][lbl] = h
+	}
+	s := d.Seconds()
+	for i, ub := range latencyBuckets {
+		if s <= ub {
+			h.counts[i]++
+			break
+		}
+	}
+	h.sum += s
+	h.count++
+}
+
+// HTTPRequest records one served request.
+func (m *Metrics) HTTPRequest(route string, status int, d time.Duration) {
+	m.add("heyaira_http_requests_total", labels("route", route, "status", strconv.Itoa(status)), 1)
+	m.observe("heyaira_http_request_duration_seconds", labels("route", route), d)
+}
+
+// ToolCall records one tool call and its outcome code ("ok" or an error code).
+func (m *Metrics) ToolCall(tool, code string, d time.Duration) {
+	m.add("heyaira_tool_calls_total", labels("tool", tool, "code", code), 1)
+	m.observe("heyaira_tool_call_duration_seconds", labels("tool", tool), d)
+}
+
+// GitHubRequest records one GitHub API request; it fits github.Config.OnRequest.
+func (m *Metrics) GitHubRequest(route string, status int, d time.Duration) {
+	m.add("heyaira_github_requests_total", labels("route", route, "status", strconv.Itoa(status)), 1)
+	m.observe("heyaira_github_request_duration_seconds", labels("route", route), d)
+}
+
+// TokenMint records one installation-token mint; it fits github.Config.OnMint.
+func (m *Metrics) TokenMint() { m.add("heyaira_github_token_mints_total", "", 1) }
+
+// addGauge registers a gauge read at scrape time.
+func (m *Metrics) addGauge(name, help string, read func() float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gauges = append(m.gauges, func(w io.Writer) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %g\n", name, help, name, name, read())
+	})
+}
+
+// watchRuntime registers gauges for the database pool, GitHub requests in
+// flight and the Go runtime.
+func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
+	if db != nil {
+		m.addGauge("heyaira_db_connections_in_use", "Database connections in use.", func() float64 { return float64(db.Stats().InUse) })
+		m.addGauge("heyaira_db_connections_idle", "Idle database connections.", func() float64 { return float64(db.Stats().Idle) })
+		m.addGauge("heyaira_db_wait_count", "Waits for a database connection, total.", func() float64 { return float64(db.Stats().WaitCount) })
+	}
+	m.addGauge("heyaira_github_in_flight", "GitHub requests in flight.", func() float64 { return float64(flights.inFlight()) })
+	m.addGauge("go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) })
+	m.addGauge("go_memstats_heap_alloc_bytes", "Live heap bytes.", func() float64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapAlloc)
+	})
+}
+
+// WriteText writes every metric in the Prometheus text format, sorted by name.
+func (m *Metrics) WriteText(w io.Writer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range sortedKeys(m.counters) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, m.help[name], name)
+		for _, l := range sortedKeys(m.counters[name]) {
+			fmt.Fprintf(w, "%s%s %g\n", name, braces(l), m.counters[name][l])
+		}
+	}
+	for _, name := range sortedKeys(m.histograms) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, m.help[name], name)
+		for _, l := range sortedKeys(m.histograms[name]) {
+			h := m.histograms[name][l]
+			var cum uint64
+			for i, ub := range latencyBuckets {
+				cum += h.counts[i]
+				fmt.Fprintf(w, "%s_bucket{%s} %d\n", name, joinLabels(l, labels("le", strconv.FormatFloat(ub, 'g', -1, 64))), cum)
+			}
+			fmt.Fprintf(w, "%s_bucket{%s} %d\n", name, joinLabels(l, `le="+Inf"`), h.count)
+			fmt.Fprintf(w, "%s_sum%s %g\n%s_count%s %d\n", name, braces(l), h.sum, name, braces(l), h.count)
+		}
+	}
+	for _, g := range m.gauges {
+		g(w)
+	}
+}
+
+func braces(l string) string {
+	if l == "" {
+		return ""
+	}
+	return "{" + l + "}"
+}
+
+func joinLabels(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// handleMetrics serves the registry.
+func handleMetrics(m *Metrics) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		m.WriteText(w)
+	})
+}

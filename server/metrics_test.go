@@ -1,0 +1,42 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+	e.call(tok, "git_document_get", map[string]any{"source_id": src})
+	e.call(tok, "git_document_get", map[string]any{"source_id": "nope"})
+	resp, err := http.Get(e.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(b)
+	for _, want := range []string{
+		`heyaira_tool_calls_total{tool="git_document_get",code="ok"} 1`,
+		`heyaira_tool_calls_total{tool="git_document_get",code="source_not_found"} 1`,
+		`heyaira_http_requests_total{route="POST /mcp",status="200"} 2`,
+		`heyaira_tool_call_duration_seconds_count{tool="git_document_get"} 2`,
+		`# TYPE heyaira_http_request_duration_seconds histogram`,
+		`heyaira_db_connections_in_use `,
+		`heyaira_github_in_flight 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(text, tok) || strings.Contains(text, src) {
+		t.Error("/metrics exposes a token or an identifier")
+	}
+}
