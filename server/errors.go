@@ -19,6 +19,17 @@ func (e *codedError) Error() string { return e.code + ": " + e.message }
 
 func newCoded(code, message string) error { return &codedError{code, message} }
 
+// fieldsError is a coded error with extra structured fields for the tool
+// error's structuredContent.error object (e.g. retry_after_seconds).
+type fieldsError struct {
+	err    *codedError
+	fields map[string]any
+}
+
+func (e *fieldsError) Error() string               { return e.err.Error() }
+func (e *fieldsError) Unwrap() error               { return e.err }
+func (e *fieldsError) errorFields() map[string]any { return e.fields }
+
 func invalidArgument(msg string) error { return newCoded("invalid_argument", msg) }
 
 // errorCodes maps errors from leaf packages to stable tool-error codes.

@@ -132,11 +132,22 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 		code = "insufficient_scope"
 		return nil, &scopeError{scope: t.scope}
 	}
-	if wait, ok := tt.limiter.allow(who.subject(), tt.now()); !ok {
-		code = "rate_limited"
-		return rateLimitedResult(wait), nil
+	var result any
+	var err error
+	wait, ok := tt.limiter.allow(who.subject(), tt.now())
+	switch {
+	case ok:
+		// The published inputSchema is authoritative: an argument it does not
+		// name is refused here, whatever the handler would do with it.
+		if err = decodeObject(p.Arguments, t.argNames(), &map[string]json.RawMessage{}); err != nil {
+			err = invalidArgument(err.Error())
+			break
+		}
+		result, err = t.handle(ctx, who, p.Arguments)
+	default:
+		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
+			fields: map[string]any{"retry_after_seconds": int(wait/time.Second) + 1}}
 	}
-	result, err := t.handle(ctx, who, p.Arguments)
 	if err != nil {
 		var public string
 		code, public = classify(err)
@@ -146,7 +157,16 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 				public += " (request " + requestID(ctx) + ")"
 			}
 		}
-		return toolError(code, public), nil
+		r := toolError(code, public)
+		var fe *fieldsError
+		if errors.As(err, &fe) {
+			obj := map[string]any{"code": code, "message": public}
+			for k, v := range fe.errorFields() {
+				obj[k] = v
+			}
+			r.StructuredContent = map[string]any{"error": obj}
+		}
+		return r, nil
 	}
 	return toolResult(result)
 }
@@ -182,23 +202,6 @@ func toolError(code, public string) *callToolResult {
 		Content:           []textContent{{Type: "text", Text: code + ": " + public}},
 		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": public}},
 	}
-}
-
-func rateLimitedResult(wait time.Duration) *callToolResult {
-	secs := int(wait/time.Second) + 1
-	r := toolError("rate_limited", "too many tool calls; retry later")
-	r.StructuredContent = map[string]any{"error": map[string]any{
-		"code": "rate_limited", "message": "too many tool calls; retry later", "retry_after_seconds": secs}}
-	return r
-}
-
-// decodeArgs decodes tool arguments strictly into dst (a pointer to a struct
-// whose json tags are the tool's argument names).
-func decodeArgs(t *tool, raw json.RawMessage, dst any) error {
-	if err := decodeObject(raw, t.argNames(), dst); err != nil {
-		return invalidArgument(err.Error())
-	}
-	return nil
 }
 
 // Common argument schemas.

@@ -267,17 +267,6 @@ func sourceFailure(what, sourceID string, err error) error {
 	return newCoded(code, public+" (reading "+what+" source "+sourceID+")")
 }
 
-// fieldsError is a coded error with extra structured fields for the tool
-// error's structuredContent.error object.
-type fieldsError struct {
-	err    *codedError
-	fields map[string]any
-}
-
-func (e *fieldsError) Error() string               { return e.err.Error() }
-func (e *fieldsError) Unwrap() error               { return e.err }
-func (e *fieldsError) errorFields() map[string]any { return e.fields }
-
 // budgetExceeded is catalog_budget_exceeded; its message and fields give
 // each budgeted layer's size.
 func budgetExceeded(be *catalog.BudgetError) error {

@@ -84,7 +84,11 @@ func TestWorkflowDispatchBudgetExceeded(t *testing.T) {
 	before := e.countRows("workflows")
 
 	sc := e.wantCode(tok, "workflow_dispatch", dispatchArgs(task, "engineer", "worker"), "catalog_budget_exceeded")
-	msg := sc["error"].(map[string]any)["message"].(string)
+	errObj := sc["error"].(map[string]any)
+	if errObj["total_bytes"] != float64(61441) || len(errObj["layers"].([]any)) != 3 {
+		t.Errorf("structured error lacks the per-layer sizes: %v", errObj)
+	}
+	msg := errObj["message"].(string)
 	for _, s := range []string{"61441 bytes", "61440-byte budget", "core " + core + " 30000",
 		"mode " + mode + " 30000", "role_instructions " + ri + " 1441"} {
 		if !strings.Contains(msg, s) {
