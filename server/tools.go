@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"time"
 )
 
@@ -146,7 +147,7 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 		result, err = t.handle(ctx, who, p.Arguments)
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
-			fields: map[string]any{"retry_after_seconds": int(wait/time.Second) + 1}}
+			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
 	}
 	if err != nil {
 		var public string

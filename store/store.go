@@ -37,8 +37,11 @@ var (
 	ErrSchemaMissing = errors.New("store: schema missing")
 )
 
-// QueryTimeout bounds every single query or transaction.
-const QueryTimeout = 5 * time.Second
+// QueryTimeout bounds every single query or transaction. A query that waits
+// longer (a lock, an overloaded or unreachable server) fails with
+// ErrUnavailable, which clients see as store_unavailable; see README
+// "Judgement calls".
+const QueryTimeout = 3 * time.Second
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
