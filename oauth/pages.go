@@ -111,24 +111,30 @@ func (p MessagePage) Render(w io.Writer) error { return pages.ExecuteTemplate(w,
 // MaxDisplayText bounds a displayed name, in runes.
 const MaxDisplayText = 100
 
-// DisplayText makes client-chosen text safe to show beside trusted text:
-// invalid UTF-8 is replaced, control characters and bidirectional controls
-// (such as U+202E RIGHT-TO-LEFT OVERRIDE, which can make "evil.com" read as
-// "moc.live") are removed, and the result is cut to MaxDisplayText runes.
-// HTML escaping is html/template's job, not this function's.
-func DisplayText(s string) string {
+// CleanName removes from client-chosen text what must never be displayed
+// beside trusted text: invalid UTF-8 is replaced, and control characters
+// and bidirectional controls (such as U+202E RIGHT-TO-LEFT OVERRIDE, which
+// can make "evil.com" read as "moc.live") are dropped. It never makes a
+// valid UTF-8 string longer. HTML escaping is html/template's job.
+func CleanName(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Bidi_Control, r) {
-			continue
+			return -1
 		}
-		if n++; n > MaxDisplayText {
-			b.WriteString("…")
-			break
+		return r
+	}, s))
+}
+
+// DisplayText is CleanName cut to MaxDisplayText runes.
+func DisplayText(s string) string {
+	s = CleanName(s)
+	n := 0
+	for i := range s {
+		if n == MaxDisplayText {
+			return s[:i] + "…"
 		}
-		b.WriteRune(r)
+		n++
 	}
-	return strings.TrimSpace(b.String())
+	return s
 }

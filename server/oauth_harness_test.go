@@ -269,3 +269,5 @@ func (e *testEnv) mcpStatus(token string) int {
 func oauthB64(b []byte) string { return base64URL.EncodeToString(b) }
 
 var base64URL = base64.RawURLEncoding
+
+func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestOA01NearMissRedirectsGetA400Page: before the client and redirect URI
+// are validated, every error is a 400 page with no Location, and nothing is
+// stored.
+func TestOA01NearMissRedirectsGetA400Page(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("https://client.example/cb")
+	two := e.register("https://client.example/a", "https://client.example/b")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	near := []string{
+		"https://client.example/cb/", "https://client.example/CB", "https://CLIENT.example/cb",
+		"https://client.example/cb?x=1", "https://client.example/cb#f", "https://client.example/cb/../cb",
+		"https://client.example/c%62", "https://client.example.evil.com/cb", "https://client.example@evil.com/cb",
+		"https://client.example%2540evil.com/cb", "https://evil.com/?https://client.example/cb",
+	}
+	try := func(name string, q url.Values) {
+		t.Helper()
+		p := b.get("/oauth/authorize?" + q.Encode())
+		if p.status != http.StatusBadRequest || p.header.Get("Location") != "" ||
+			!strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d Location=%q", name, p.status, p.header.Get("Location"))
+		}
+	}
+	for _, uri := range near {
+		q := c.authorizeQuery("")
+		q.Set("redirect_uri", uri)
+		try(uri, q)
+	}
+	q := c.authorizeQuery("")
+	q.Set("client_id", "6f1e0c55-0000-4000-8000-000000000000")
+	try("unknown client", q)
+	q.Set("client_id", "not-a-uuid")
+	try("malformed client", q)
+	q = two.authorizeQuery("")
+	q.Del("redirect_uri")
+	try("missing redirect_uri with two registered", q)
+	// Errors that would otherwise redirect (no PKCE) still get the page
+	// when the redirect URI is wrong: the redirect URI is checked first.
+	q = c.authorizeQuery("")
+	q.Set("redirect_uri", "https://evil.example/cb")
+	q.Del("code_challenge")
+	try("bad redirect and no PKCE", q)
+	// A repeated redirect_uri is refused before anything is read.
+	p := b.get("/oauth/authorize?" + c.authorizeQuery("").Encode() + "&redirect_uri=https%3A%2F%2Fevil.example%2Fcb")
+	if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
+		t.Errorf("repeated redirect_uri: %d %q", p.status, p.header.Get("Location"))
+	}
+	if n := e.countRows("oauth_requests") + e.countRows("oauth_codes"); n != 0 {
+		t.Errorf("%d request/code rows after refusals", n)
+	}
+	// With one registered URI, redirect_uri may be omitted.
+	q = c.authorizeQuery("")
+	q.Del("redirect_uri")
+	b.consent(q)
+}
+
+// TestOA02LoopbackAnyPort: only the port of a loopback redirect may differ;
+// localhost and 127.0.0.1 are different hosts. The consent page shows the
+// redirect host.
+func TestOA02LoopbackAnyPort(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	q := c.authorizeQuery("")
+	q.Set("redirect_uri", "http://127.0.0.1:53123/cb")
+	p := b.consent(q)
+	if !strings.Contains(p.body, "127.0.0.1:53123") || !strings.Contains(p.body, "on your own computer") {
+		t.Errorf("consent page does not show the loopback host and warning")
+	}
+	code := codeFrom(t, b.approve(p, tn.project, "memory:read"))
+	c.redirect = "http://127.0.0.1:53123/cb"
+	if r := e.exchange(c, code); r.status != http.StatusOK {
+		t.Errorf("exchange with the port-bearing redirect: %d %s", r.status, r.raw)
+	}
+	for _, uri := range []string{
+		"http://127.0.0.1:53123/cb?x=1", "http://127.0.0.1:53123/other", "http://127.0.0.2:53123/cb",
+		"http://[::1]:53123/cb", "https://127.0.0.1:53123/cb", "http://localhost:53123/cb",
+	} {
+		q := c.authorizeQuery("")
+		q.Set("redirect_uri", uri)
+		if p := b.get("/oauth/authorize?" + q.Encode()); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
+			t.Errorf("%s: %d %q", uri, p.status, p.header.Get("Location"))
+		}
+	}
+	// The rule the other way round: a client that registered localhost
+	// cannot be sent to 127.0.0.1.
+	l := e.register("http://localhost/cb")
+	q = l.authorizeQuery("")
+	q.Set("redirect_uri", "http://localhost:8080/cb")
+	b.consent(q)
+	q.Set("redirect_uri", "http://127.0.0.1:8080/cb")
+	if p := b.get("/oauth/authorize?" + q.Encode()); p.status != http.StatusBadRequest {
+		t.Errorf("localhost client sent to 127.0.0.1: %d", p.status)
+	}
+}
+
+// TestOA04PKCERequired: no challenge, plain, S512 or a malformed challenge
+// go back to the registered URI as invalid_request with state and iss, and
+// store nothing.
+func TestOA04PKCERequired(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("https://client.example/cb")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	for name, mut := range map[string]func(url.Values){
+		"no challenge":     func(q url.Values) { q.Del("code_challenge") },
+		"no method":        func(q url.Values) { q.Del("code_challenge_method") },
+		"plain":            func(q url.Values) { q.Set("code_challenge_method", "plain") },
+		"S512":             func(q url.Values) { q.Set("code_challenge_method", "S512") },
+		"short challenge":  func(q url.Values) { q.Set("code_challenge", "abc") },
+		"padded challenge": func(q url.Values) { q.Set("code_challenge", q.Get("code_challenge")[:42]+"=") },
+	} {
+		q := c.authorizeQuery("")
+		mut(q)
+		p := b.get("/oauth/authorize?" + q.Encode())
+		loc, _ := url.Parse(p.header.Get("Location"))
+		if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "https://client.example/cb?") ||
+			loc.Query().Get("error") != "invalid_request" || loc.Query().Get("state") != "st-1" ||
+			loc.Query().Get("iss") != e.cfg.PublicURL {
+			t.Errorf("%s: %d %q", name, p.status, p.header.Get("Location"))
+		}
+	}
+	if n := e.countRows("oauth_requests") + e.countRows("oauth_codes"); n != 0 {
+		t.Errorf("%d rows stored for refused requests", n)
+	}
+}
+
+// TestOA15RedirectsAfterValidation: denial, a bad scope and a foreign
+// resource go back to the registered URI with state and iss; every
+// post-form redirect is 303; a tampered form cannot change the redirect.
+func TestOA15RedirectsAfterValidation(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("https://client.example/cb")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	errorOf := func(p page) (string, url.Values) {
+		t.Helper()
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("want 303, got %d %s", p.status, p.body)
+		}
+		loc, _ := url.Parse(p.header.Get("Location"))
+		if loc.Scheme+"://"+loc.Host+loc.Path != c.redirect {
+			t.Fatalf("redirect to %q, not the registered URI", p.header.Get("Location"))
+		}
+		return loc.Query().Get("error"), loc.Query()
+	}
+	// (a) deny
+	f := hidden(b.consent(c.authorizeQuery("")).body)
+	f.Set("decision", "deny")
+	if code, q := errorOf(b.post("/oauth/authorize", f)); code != "access_denied" || q.Get("state") != "st-1" || q.Get("iss") != e.cfg.PublicURL {
+		t.Errorf("deny: %v", q)
+	}
+	// (b) a scope naming nothing known; a foreign resource
+	q := c.authorizeQuery("admin:all")
+	if code, _ := errorOf(b.get("/oauth/authorize?" + q.Encode())); code != "invalid_scope" {
+		t.Errorf("bad scope: %s", code)
+	}
+	q = c.authorizeQuery("")
+	q.Set("resource", "https://other.example/mcp")
+	if code, _ := errorOf(b.get("/oauth/authorize?" + q.Encode())); code != "invalid_target" {
+		t.Errorf("foreign resource: %s", code)
+	}
+	// A trailing slash on our own resource is tolerated (docs/oauth.md).
+	q.Set("resource", e.cfg.PublicURL+"/mcp/")
+	b.consent(q)
+	// (c) a redirect_uri smuggled into the consent form is refused, and
+	// the honest answer still goes to the stored URI.
+	p := b.consent(c.authorizeQuery(""))
+	f = hidden(p.body)
+	f.Set("decision", "approve")
+	f.Set("project", tn.project)
+	f.Set("scope", "memory:read")
+	f.Set("redirect_uri", "https://evil.example/cb")
+	if r := b.post("/oauth/authorize", f); r.status != http.StatusBadRequest || r.header.Get("Location") != "" {
+		t.Errorf("smuggled redirect_uri: %d %q", r.status, r.header.Get("Location"))
+	}
+	f.Del("redirect_uri")
+	if code, q := errorOf(b.post("/oauth/authorize", f)); code != "" || q.Get("code") == "" {
+		t.Errorf("approve after refusal: %v", q)
+	}
+	// (d) sign-in is a 303 too.
+	if p := e.browser(t).signIn(tn.principal); p.status != http.StatusSeeOther {
+		t.Errorf("sign-in POST: %d", p.status)
+	}
+}

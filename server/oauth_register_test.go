@@ -1,0 +1,159 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOA03RegisterRedirectURIs: the scheme check is an allowlist; a bad URI
+// writes no client row; the control gets 201 and its URIs echoed.
+func TestOA03RegisterRedirectURIs(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = "https://c.example/cb"
+	}
+	tests := []struct {
+		name string
+		body map[string]any
+		code string
+	}{
+		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri"},
+		{"JaVaScRiPt", map[string]any{"redirect_uris": []string{"JaVaScRiPt:alert(1)"}}, "invalid_redirect_uri"},
+		{"leading space", map[string]any{"redirect_uris": []string{" javascript:alert(1)"}}, "invalid_redirect_uri"},
+		{"tab inside", map[string]any{"redirect_uris": []string{"java\tscript:alert(1)"}}, "invalid_redirect_uri"},
+		{"data", map[string]any{"redirect_uris": []string{"data:text/html,x"}}, "invalid_redirect_uri"},
+		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri"},
+		{"plain http", map[string]any{"redirect_uris": []string{"http://evil.example/cb"}}, "invalid_redirect_uri"},
+		{"dotless scheme alone", map[string]any{"redirect_uris": []string{"myapp:/cb"}}, "invalid_redirect_uri"},
+		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri"},
+		{"fragment", map[string]any{"redirect_uris": []string{"https://c.example/cb#x"}}, "invalid_redirect_uri"},
+		{"good with javascript", map[string]any{"redirect_uris": []string{"https://c.example/cb", "javascript:x"}}, "invalid_redirect_uri"},
+		{"101 URIs", map[string]any{"redirect_uris": many}, "invalid_redirect_uri"},
+		{"64 KiB URI", map[string]any{"redirect_uris": []string{"https://c.example/" + strings.Repeat("a", 64<<10)}}, "invalid_redirect_uri"},
+		{"no URIs", map[string]any{"client_name": "x"}, "invalid_redirect_uri"},
+		{"URIs not a list", map[string]any{"redirect_uris": "https://c.example/cb"}, "invalid_client_metadata"},
+		{"client secret", map[string]any{"redirect_uris": []string{"https://c.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"},
+		{"implicit", map[string]any{"redirect_uris": []string{"https://c.example/cb"}, "grant_types": []string{"implicit"}}, "invalid_client_metadata"},
+		{"token response", map[string]any{"redirect_uris": []string{"https://c.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
+		{"long name", map[string]any{"redirect_uris": []string{"https://c.example/cb"}, "client_name": strings.Repeat("n", 201)}, "invalid_client_metadata"},
+	}
+	for _, tt := range tests {
+		r := e.postJSON("/oauth/register", tt.body)
+		if r.status != http.StatusBadRequest || r.body["error"] != tt.code {
+			t.Errorf("%s: %d %s, want 400 %s", tt.name, r.status, r.raw, tt.code)
+		}
+	}
+	for name, raw := range map[string]string{
+		"duplicate key": `{"redirect_uris":["https://c.example/cb"],"redirect_uris":["https://evil.example/cb"]}`,
+		"trailing data": `{"redirect_uris":["https://c.example/cb"]} {}`,
+		"array":         `[{"redirect_uris":["https://c.example/cb"]}]`,
+	} {
+		if r := e.postBody("/oauth/register", "application/json", raw); r.status != 400 || r.body["error"] != "invalid_client_metadata" {
+			t.Errorf("%s: %d %s", name, r.status, r.raw)
+		}
+	}
+	if n := e.countRows("oauth_clients"); n != 0 {
+		t.Fatalf("%d client rows after refusals, want 0", n)
+	}
+
+	// Controls. Unknown metadata is ignored (RFC 7591 §2); a case variant of
+	// a known key is unknown, not an alias.
+	r := e.postJSON("/oauth/register", map[string]any{
+		"redirect_uris": []string{"com.example.app:/cb", "https://c.example/cb"}, "client_name": "Control",
+		"Token_Endpoint_Auth_Method": "client_secret_basic", "logo_uri": "https://c.example/l.png",
+	})
+	if r.status != http.StatusCreated || r.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("control: %d %s", r.status, r.raw)
+	}
+	if diff := cmp.Diff([]any{"com.example.app:/cb", "https://c.example/cb"}, r.body["redirect_uris"]); diff != "" {
+		t.Errorf("echoed redirect_uris (-want +got):\n%s", diff)
+	}
+	if r.body["token_endpoint_auth_method"] != "none" || r.body["client_secret"] != nil ||
+		r.body["client_id_issued_at"] == nil || r.body["client_name"] != "Control" {
+		t.Errorf("control response %s", r.raw)
+	}
+	if diff := cmp.Diff([]any{"authorization_code", "refresh_token"}, r.body["grant_types"]); diff != "" {
+		t.Errorf("default grant_types (-want +got):\n%s", diff)
+	}
+
+	// Cursor sends cursor://… beside acceptable URIs: the dotless scheme is
+	// dropped, the rest registered and echoed (docs/oauth.md).
+	r = e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{
+		"cursor://anysphere.cursor-mcp/oauth/callback", "http://localhost:6274/callback"}})
+	if r.status != http.StatusCreated {
+		t.Fatalf("cursor-style registration: %d %s", r.status, r.raw)
+	}
+	if diff := cmp.Diff([]any{"http://localhost:6274/callback"}, r.body["redirect_uris"]); diff != "" {
+		t.Errorf("kept redirect_uris (-want +got):\n%s", diff)
+	}
+}
+
+// TestOA17RegisterAbuse: per-address rate limit, body bound, bad grant types.
+func TestOA17RegisterAbuse(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	big := `{"redirect_uris":["https://c.example/cb"],"x":"` + strings.Repeat("a", 1<<20) + `"}`
+	if r := e.postBody("/oauth/register", "application/json", big); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("1 MB body: %d %s", r.status, r.raw)
+	}
+	if r := e.postBody("/oauth/register", "text/plain", `{"redirect_uris":["https://c.example/cb"]}`); r.status != 400 {
+		t.Errorf("text/plain: %d", r.status)
+	}
+	created, limited := 0, 0
+	for range 30 {
+		r := e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://c.example/cb"}})
+		switch r.status {
+		case http.StatusCreated:
+			created++
+		case http.StatusTooManyRequests:
+			limited++
+			if r.header.Get("Retry-After") == "" || r.body["error"] != "rate_limited" {
+				t.Errorf("429 without Retry-After or error: %v %s", r.header, r.raw)
+			}
+		default:
+			t.Errorf("unexpected %d %s", r.status, r.raw)
+		}
+	}
+	if created != registerPerIPBurst || limited == 0 {
+		t.Errorf("created %d, limited %d: want %d created", created, limited, registerPerIPBurst)
+	}
+	if n := e.countRows("oauth_clients"); n != created {
+		t.Errorf("%d client rows, want %d", n, created)
+	}
+}
+
+// TestOAuthCORS: the JSON endpoints allow any origin without credentials;
+// the authorization endpoint never answers CORS (OA-14d).
+func TestOAuthCORS(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	for _, path := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		req, _ := http.NewRequest("OPTIONS", e.srv.URL+path, nil)
+		req.Header.Set("Origin", "https://inspector.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("%s preflight: %v", path, resp.Header)
+		}
+	}
+	req, _ := http.NewRequest("OPTIONS", e.srv.URL+"/oauth/authorize", nil)
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("authorize preflight allowed an origin: %v", resp.Header)
+	}
+}
