@@ -42,8 +42,8 @@ func newRegistrationLimiter() *registrationLimiter {
 // and type-checked. The 201 response echoes the redirect URIs kept, which
 // the TypeScript SDK requires.
 //
-// Check order: rate limit → body limit → Content-Type → strict JSON →
-// metadata → store.
+// Check order: body limit → Content-Type → strict JSON → metadata → rate
+// limit → store.
 func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *registrationLimiter) http.Handler {
 	type response struct {
 		ClientID                string   `json:"client_id"`
@@ -55,17 +55,6 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 	}
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := cfg.Now()
-		wait, ok := limit.perIP.allow(remoteIP(r), now)
-		if ok {
-			wait, ok = limit.global.allow("all", now)
-		}
-		if !ok {
-			addLog(r.Context(), slog.String("code", "rate_limited"))
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")
-			return
-		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegisterBody))
 		if err != nil {
 			var mbe *http.MaxBytesError
@@ -84,6 +73,19 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		if oerr != nil {
 			addLog(r.Context(), slog.String("code", oerr.Code))
 			writeOAuthError(w, http.StatusBadRequest, oerr.Code, oerr.Description)
+			return
+		}
+		// The limit is charged for registrations that would create a row:
+		// row growth is what it bounds, and refusals cost no storage.
+		now := cfg.Now()
+		wait, ok := limit.perIP.allow(remoteIP(r), now)
+		if ok {
+			wait, ok = limit.global.allow("all", now)
+		}
+		if !ok {
+			addLog(r.Context(), slog.String("code", "rate_limited"))
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")
 			return
 		}
 		c, err := st.RegisterClient(r.Context(), md.name, md.redirectURIs, md.grantTypes)
