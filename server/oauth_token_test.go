@@ -62,8 +62,9 @@ func TestOA06VerifierRefusedAndCodeDies(t *testing.T) {
 	}
 }
 
-// TestOA07CodeReplayRevokesFirstTokens: the second redemption is refused and
-// the first redemption's tokens stop working.
+// TestOA07CodeReplayRevokesFirstTokens: the second redemption is refused; a
+// replay with valid parameters also revokes the first redemption's tokens,
+// one with a wrong verifier does not.
 func TestOA07CodeReplayRevokesFirstTokens(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -73,6 +74,13 @@ func TestOA07CodeReplayRevokesFirstTokens(t *testing.T) {
 	first := e.exchange(c, code)
 	if first.status != 200 || e.mcpStatus(str(first.body, "access_token")) != 200 {
 		t.Fatalf("first redemption: %d %s", first.status, first.raw)
+	}
+	// A replay that fails PKCE revokes nothing: knowing the code is not enough.
+	if r := e.exchange(c, code, "code_verifier", strings.Repeat("w", 43)); r.status != 400 || r.body["error"] != "invalid_grant" {
+		t.Errorf("replay with a wrong verifier: %d %s", r.status, r.raw)
+	}
+	if s := e.mcpStatus(str(first.body, "access_token")); s != http.StatusOK {
+		t.Errorf("first access token after an invalid replay: %d, want 200", s)
 	}
 	if r := e.exchange(c, code); r.status != 400 || r.body["error"] != "invalid_grant" {
 		t.Errorf("replay: %d %s", r.status, r.raw)

@@ -257,3 +257,25 @@ func TestOA08ConcurrentRedemptions(t *testing.T) {
 }
 
 var cmpIgnoreGrantID = cmpopts.IgnoreFields(store.Answered{}, "GrantID")
+
+// TestOA07InvalidReplayRevokesNothing: a replay whose parameters fail the
+// caller's check (say, a wrong PKCE verifier) is refused without revoking,
+// so a leaked used code alone cannot end the legitimate session.
+func TestOA07InvalidReplayRevokesNothing(t *testing.T) {
+	t.Parallel()
+	tr, c := oauthTree(t)
+	approve(t, tr, c, "1", []string{"memory:read"}, []string{"memory:read"})
+	if _, err := redeem(t, tr, c, "1", t0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tr.db.RedeemCode(t.Context(), store.CodeRedemption{CodeHash: h("code1"), ClientID: c.ID, Now: t0,
+		Check: func(store.CodeGrant) error { return errors.New("wrong verifier") }, Tokens: store.NewTokens{AccessHash: h("x")}})
+	if !errors.Is(err, store.ErrInvalidGrant) {
+		t.Fatalf("invalid replay = %v, want ErrInvalidGrant", err)
+	}
+	var live int
+	mustQuery(t, tr.db, `SELECT count(*) FROM oauth_tokens WHERE revoked_at IS NULL`, &live)
+	if live != 2 {
+		t.Errorf("%d live tokens after an invalid replay, want 2", live)
+	}
+}

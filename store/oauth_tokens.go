@@ -83,8 +83,9 @@ const insertTokenSQL = `
 
 // RedeemCode exchanges an authorization code for tokens. Refusals are
 // *RefusedError values with Kind ErrInvalidGrant, or the Check error. A
-// second redemption of a code by its own client revokes every token issued
-// from it (OAuth 2.1 §4.1.3), commits that, and is refused.
+// second redemption of a code by its own client with valid parameters
+// revokes every token issued from it (OAuth 2.1 §4.1.3), commits that, and
+// is refused.
 func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error) {
 	var out Issued
 	var refusal error
@@ -142,25 +143,35 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 }
 
 // codeNotRedeemable explains why consumeCodeSQL matched nothing. A code that
-// exists and was already used, presented again by its own client, is a
-// replay: every token family it started is revoked. The code row is locked
-// first, so concurrent replays revoke one after another, never deadlock.
+// exists and was already used, presented again by its own client with
+// parameters that pass the caller's Check (the right redirect URI, resource
+// and PKCE verifier), is a replay by someone holding everything the first
+// redemption had: every token family the code started is revoked (OAuth 2.1
+// §4.1.3). A replay with invalid parameters revokes nothing (OAuth 2.1
+// §7.5.2), so knowing a used code alone cannot end a session. The code row
+// is locked first, so concurrent replays queue instead of deadlocking.
 func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refusal, err error) {
-	var id, client, grant string
-	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`,
-		in.CodeHash).Scan(&id, &client, &grant)
+	var c CodeGrant
+	var scopes stringArray
+	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at
+		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash).Scan(&c.ID, &c.ClientID, &c.GrantID,
+		&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return refused(ErrInvalidGrant, "unknown code"), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if client != in.ClientID {
+	c.Scopes = scopes
+	if c.ClientID != in.ClientID {
 		return refused(ErrInvalidGrant, "used code presented by another client"), nil
+	}
+	if in.Check != nil && in.Check(c) != nil {
+		return refused(ErrInvalidGrant, "used code presented with invalid parameters"), nil
 	}
 	res, err := tx.ExecContext(ctx, `
 		UPDATE oauth_tokens SET revoked_at = $2
-		WHERE family_id IN (SELECT family_id FROM oauth_tokens WHERE code_id = $1) AND revoked_at IS NULL`, id, in.Now)
+		WHERE family_id IN (SELECT family_id FROM oauth_tokens WHERE code_id = $1) AND revoked_at IS NULL`, c.ID, in.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +181,12 @@ func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refu
 	}
 	var project, account string
 	if err := tx.QueryRowContext(ctx, `SELECT g.project_id, p.account_id FROM oauth_grants g
-		JOIN projects p ON p.id = g.project_id WHERE g.id = $1`, grant).Scan(&project, &account); err != nil {
+		JOIN projects p ON p.id = g.project_id WHERE g.id = $1`, c.GrantID).Scan(&project, &account); err != nil {
 		return nil, err
 	}
-	if err := insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_code.replay",
-		ProjectID: project, AccountID: account, Target: id, Outcome: "invalid_grant",
-		Details: map[string]any{"grant_id": grant, "tokens_revoked": n}}); err != nil {
+	if err := insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(c.ClientID), Action: "oauth_code.replay",
+		ProjectID: project, AccountID: account, Target: c.ID, Outcome: "invalid_grant",
+		Details: map[string]any{"grant_id": c.GrantID, "tokens_revoked": n}}); err != nil {
 		return nil, err
 	}
 	return refused(ErrInvalidGrant, "code already used: tokens issued from it revoked"), nil
