@@ -129,6 +129,11 @@ func TestOA08TwentyConcurrentRedemptions(t *testing.T) {
 	if n := e.queryString(`SELECT count(DISTINCT family_id)::text FROM oauth_tokens`); n != "1" {
 		t.Errorf("%s token families, want 1", n)
 	}
+	// The losers presented the code with valid parameters: replays, so the
+	// winner's tokens are revoked too (docs/oauth.md).
+	if n := e.queryString(`SELECT count(*)::text FROM oauth_tokens WHERE revoked_at IS NULL`); n != "0" {
+		t.Errorf("%s live tokens after 19 replays, want 0", n)
+	}
 }
 
 // TestOA09CodeBindings: client, redirect URI, resource and lifetime.
