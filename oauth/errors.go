@@ -27,6 +27,7 @@ type Error struct {
 	Description string `json:"error_description,omitempty"`
 }
 
+// Error implements error.
 func (e *Error) Error() string { return "oauth: " + e.Code + ": " + e.Description }
 
 // NewError returns an *Error.
