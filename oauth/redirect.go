@@ -139,8 +139,6 @@ func splitAuthority(rest string) (host, port string, err error) {
 		host, port = auth[:end+1], auth[end+1:]
 	} else if i := strings.IndexByte(auth, ':'); i >= 0 {
 		host, port = auth[:i], auth[i:]
-	} else {
-		port = ""
 	}
 	if port != "" {
 		if port[0] != ':' {
