@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -139,24 +138,7 @@ type reply struct {
 // post sends one raw body to /mcp with the given headers.
 func (e *testEnv) post(body string, headers ...string) reply {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewBufferString(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i] == "Host" {
-			req.Host = headers[i+1] // Go sends req.Host, not Header["Host"]
-			continue
-		}
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode, header: resp.Header}
-	r.raw, _ = io.ReadAll(resp.Body)
-	json.Unmarshal(r.raw, &r.body)
-	return r
+	return e.postBody("/mcp", "application/json", body, headers...)
 }
 
 var rpcID atomic.Int64

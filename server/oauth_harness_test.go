@@ -151,6 +151,10 @@ func (e *testEnv) postBody(path, contentType, body string, headers ...string) re
 	req, _ := http.NewRequest("POST", e.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1] // Go sends req.Host, not Header["Host"]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
