@@ -45,7 +45,8 @@ const QueryTimeout = 3 * time.Second
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
-	sql *sql.DB
+	sql    *sql.DB
+	dialer *deadlineDialer
 }
 
 // Open connects to the database at dsn, sets pool limits and checks that it answers.
@@ -55,12 +56,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		// The DSN may hold a password: do not echo it.
 		return nil, errors.New("store: invalid database URL")
 	}
+	dialer := newDeadlineDialer()
+	conn.Dialer(dialer) // bounds every wait on the server: see ioTimeout
 	sdb := sql.OpenDB(conn)
 	sdb.SetMaxOpenConns(32)
 	sdb.SetMaxIdleConns(16)
 	sdb.SetConnMaxLifetime(30 * time.Minute)
 	sdb.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{sql: sdb}
+	db := &DB{sql: sdb, dialer: dialer}
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
 		return nil, err
@@ -83,8 +86,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Migrate applies schema, which must be idempotent, in a single transaction.
 func (db *DB) Migrate(ctx context.Context, schema string) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	const migrateTimeout = 60 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, migrateTimeout)
 	defer cancel()
+	// The schema is one long statement: let its answer take as long as the
+	// migration may (migrations run alone, from the admin CLI).
+	db.dialer.timeout.Store(int64(migrateTimeout))
+	defer db.dialer.timeout.Store(int64(ioTimeout))
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("migrate", err)

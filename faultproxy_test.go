@@ -1,0 +1,248 @@
+package main
+
+// faultProxy is a TCP proxy with switchable faults, for the fault-injection
+// tests of docs/security-tests.md (security.md §2.6, §3 T6/T7). It is the
+// toxiproxy pattern in standard-library code: it sits in front of
+// PostgreSQL or the fake GitHub and, on command,
+//
+//   - blackholes: accepts connections and swallows every byte both ways,
+//     without FIN or RST (a network partition);
+//   - resets: closes every connection with an RST and resets new ones;
+//   - drops after N bytes: cuts a new connection (RST) once N bytes have
+//     gone from the server to the client;
+//   - drops the reply after a marker: once the client sends bytes that
+//     contain the marker (e.g. "COMMIT"), they are delivered but nothing
+//     more comes back and the connection is cut (a reply lost after the
+//     server acted on the request).
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type proxyMode int32
+
+const (
+	proxyPass proxyMode = iota
+	proxyBlackhole
+	proxyReset
+)
+
+type faultProxy struct {
+	t    testing.TB
+	ln   net.Listener
+	dial func() (net.Conn, error)
+
+	mode        atomic.Int32
+	dropAfter   atomic.Int64 // server→client bytes per new connection; 0 = off
+	accepted    atomic.Int64
+	replyMarker atomic.Pointer[[]byte]
+	markerHits  atomic.Int64
+
+	mu    sync.Mutex
+	conns map[*proxyConn]struct{}
+	wg    sync.WaitGroup
+}
+
+// proxyConn is one client connection and its upstream.
+type proxyConn struct {
+	client, server net.Conn
+	once           sync.Once
+	replyCut       atomic.Bool // set by DropReplyAfter: nothing more reaches the client
+}
+
+// close ends both sides; with rst the client side gets an RST, not a FIN.
+func (c *proxyConn) close(rst bool) {
+	c.once.Do(func() {
+		if rst {
+			if tc, ok := c.client.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+		}
+		c.client.Close()
+		if c.server != nil {
+			c.server.Close()
+		}
+	})
+}
+
+// newFaultProxy listens on 127.0.0.1 and forwards to what dial returns.
+// It stops at t.Cleanup.
+func newFaultProxy(t testing.TB, dial func() (net.Conn, error)) *faultProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{t: t, ln: ln, dial: dial, conns: map[*proxyConn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		p.closeAll(false)
+		p.wg.Wait()
+	})
+	return p
+}
+
+// proxyTo forwards to a network address ("tcp", "127.0.0.1:5432" or
+// "unix", "/path/.s.PGSQL.5432").
+func proxyTo(t testing.TB, network, addr string) *faultProxy {
+	return newFaultProxy(t, func() (net.Conn, error) { return net.DialTimeout(network, addr, 5*time.Second) })
+}
+
+// Addr is the proxy's host:port.
+func (p *faultProxy) Addr() string { return p.ln.Addr().String() }
+
+// Accepted counts the client connections the proxy has accepted.
+func (p *faultProxy) Accepted() int64 { return p.accepted.Load() }
+
+// Pass forwards normally again (connections already cut stay cut).
+func (p *faultProxy) Pass() {
+	p.mode.Store(int32(proxyPass))
+	p.dropAfter.Store(0)
+	p.replyMarker.Store(nil)
+}
+
+// Blackhole swallows all traffic of existing and new connections.
+func (p *faultProxy) Blackhole() { p.mode.Store(int32(proxyBlackhole)) }
+
+// Reset sends an RST on every open connection and on every new one.
+func (p *faultProxy) Reset() {
+	p.mode.Store(int32(proxyReset))
+	p.closeAll(true)
+}
+
+// DropAfter cuts each new connection once n bytes went server→client.
+func (p *faultProxy) DropAfter(n int64) { p.dropAfter.Store(n) }
+
+// DropReplyAfter cuts a connection right after the client sent marker:
+// the server receives the request, the client never hears back.
+func (p *faultProxy) DropReplyAfter(marker string) {
+	m := []byte(marker)
+	p.replyMarker.Store(&m)
+}
+
+// MarkerHits counts connections cut by DropReplyAfter.
+func (p *faultProxy) MarkerHits() int64 { return p.markerHits.Load() }
+
+func (p *faultProxy) closeAll(rst bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.close(rst)
+		delete(p.conns, c)
+	}
+}
+
+func (p *faultProxy) accept() {
+	defer p.wg.Done()
+	for {
+		cc, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.accepted.Add(1)
+		c := &proxyConn{client: cc}
+		switch proxyMode(p.mode.Load()) {
+		case proxyReset:
+			c.close(true)
+			continue
+		case proxyBlackhole:
+			// Hold the connection open and swallow what it sends.
+			p.track(c)
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.swallow(c) }()
+			continue
+		}
+		sc, err := p.dial()
+		if err != nil {
+			c.close(true)
+			continue
+		}
+		c.server = sc
+		p.track(c)
+		limit := p.dropAfter.Load()
+		p.wg.Add(2)
+		go func() { defer p.wg.Done(); p.pipe(c, cc, sc, true, 0) }()
+		go func() { defer p.wg.Done(); p.pipe(c, sc, cc, false, limit) }()
+	}
+}
+
+func (p *faultProxy) track(c *proxyConn) {
+	p.mu.Lock()
+	p.conns[c] = struct{}{}
+	p.mu.Unlock()
+}
+
+func (p *faultProxy) untrack(c *proxyConn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// swallow reads from a blackholed client until it goes away or the proxy
+// passes again (it stays cut: the client has no upstream).
+func (p *faultProxy) swallow(c *proxyConn) {
+	defer p.untrack(c)
+	buf := make([]byte, 4096)
+	for {
+		if _, err := c.client.Read(buf); err != nil {
+			c.close(false)
+			return
+		}
+	}
+}
+
+// pipe copies src to dst. toServer says the direction; limit > 0 cuts the
+// connection after that many bytes reached the client.
+func (p *faultProxy) pipe(c *proxyConn, src, dst net.Conn, toServer bool, limit int64) {
+	defer p.untrack(c)
+	defer c.close(false)
+	buf := make([]byte, 32<<10)
+	var sent int64
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			chunk := buf[:n]
+			if proxyMode(p.mode.Load()) == proxyBlackhole || (!toServer && c.replyCut.Load()) {
+				chunk = nil // swallowed: no data, no FIN, no RST
+			}
+			cut := false
+			if toServer {
+				if m := p.replyMarker.Load(); m != nil && bytes.Contains(chunk, *m) {
+					// Cut the reply direction before the request leaves, so
+					// no byte of the answer can reach the client.
+					c.replyCut.Store(true)
+					p.markerHits.Add(1)
+					cut = true
+				}
+			}
+			if !toServer && limit > 0 && sent+int64(len(chunk)) >= limit {
+				dst.Write(chunk[:limit-sent])
+				c.close(true)
+				return
+			}
+			if len(chunk) > 0 {
+				if _, werr := dst.Write(chunk); werr != nil {
+					return
+				}
+				sent += int64(len(chunk))
+			}
+			if cut {
+				// Give the server time to act on the request, then drop
+				// the connection: the client never learns the outcome.
+				time.Sleep(200 * time.Millisecond)
+				c.close(true)
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
