@@ -34,7 +34,9 @@ type File struct {
 	// Size is len(Content), at most MaxFileSize.
 	Size int
 	// Content is the file: valid UTF-8 without NUL bytes. A UTF-8 byte order
-	// mark is kept as it is.
+	// mark is kept as it is. It shares memory with the response body it was
+	// decoded from (in place), so keeping it keeps that buffer (at most
+	// MaxContentsResponse bytes); copy what must outlive the read.
 	Content []byte
 }
 

@@ -5,41 +5,120 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
 
 // contentsObject is the part of a contents response (media type
-// application/vnd.github.object+json) that is checked. Unknown fields are
-// ignored because GitHub adds fields without a version change.
+// application/vnd.github.object+json) that is checked. Other members are
+// checked for syntax and skipped, because GitHub adds fields without a
+// version change.
 type contentsObject struct {
-	Type     string     `json:"type"`
-	Encoding *string    `json:"encoding"`
-	Size     *int64     `json:"size"`
-	Path     *string    `json:"path"`
-	SHA      string     `json:"sha"`
-	Content  rawContent `json:"content"`
+	typ      string  // "" when absent or null
+	encoding *string // nil when absent or null
+	size     *int64
+	path     *string
+	sha      string
+	// content is the raw body of the "content" string, between its quotes
+	// and still escaped (contentKind '"'); contentKind is 0 when the member
+	// is absent, 'n' for null and 'x' for any other kind of value.
+	content     []byte
+	contentKind byte
 }
 
-// rawContent keeps the undecoded JSON of "content". json.Unmarshal hands
-// UnmarshalJSON a slice of its input, which decodeContents owns and which
-// json never writes to, so keeping it avoids copying a 1.4 MB string; and
-// even if json passed a copy, keeping it would still be correct.
-type rawContent struct {
-	raw []byte // nil when the field is absent
-}
+// Members the decoder reads; each may appear once.
+const (
+	seenType = 1 << iota
+	seenEncoding
+	seenSize
+	seenPath
+	seenSHA
+	seenContent
+)
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (r *rawContent) UnmarshalJSON(b []byte) error {
-	r.raw = b
-	return nil
+// parseContentsObject reads the top-level object of body. It checks the
+// syntax of everything except the characters of the content string, which
+// decodeContent checks while it decodes them (or validStringBody, when the
+// answer is refused before decoding).
+func parseContentsObject(body []byte) (contentsObject, bool) {
+	var obj contentsObject
+	s := scanner{b: body}
+	if !s.eat('{') {
+		return obj, false
+	}
+	if s.eat('}') {
+		return obj, s.next() == 0 && s.i == len(body)
+	}
+	seen := 0
+	for {
+		if s.next() != '"' {
+			return obj, false
+		}
+		raw, esc, ok := s.str()
+		if !ok || !s.eat(':') {
+			return obj, false
+		}
+		name := unquote(raw, esc)
+		bit := 0
+		switch name {
+		case "type":
+			bit = seenType
+			var v *string
+			if v, ok = s.stringOrNull(); ok && v != nil {
+				obj.typ = *v
+			}
+		case "encoding":
+			bit = seenEncoding
+			obj.encoding, ok = s.stringOrNull()
+		case "size":
+			bit = seenSize
+			obj.size, ok = s.intOrNull()
+		case "path":
+			bit = seenPath
+			obj.path, ok = s.stringOrNull()
+		case "sha":
+			bit = seenSHA
+			var v *string
+			if v, ok = s.stringOrNull(); ok && v != nil {
+				obj.sha = *v
+			}
+		case "content":
+			bit = seenContent
+			switch s.next() {
+			case '"':
+				obj.content, ok = s.rawStringEnd()
+				obj.contentKind = '"'
+			case 'n':
+				ok = s.literal("null")
+				obj.contentKind = 'n'
+			default:
+				ok = s.skipValue()
+				obj.contentKind = 'x'
+			}
+		default:
+			ok = s.skipValue()
+		}
+		if !ok || seen&bit != 0 {
+			return obj, false
+		}
+		seen |= bit
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat('}') {
+			return obj, false
+		}
+		s.skipSpace()
+		return obj, s.i == len(body)
+	}
 }
 
 // decodeContents parses and verifies one contents response body for
-// wantPath. It takes ownership of body and may overwrite it. The checks run
-// in an order that never decodes what it has not bounded:
+// wantPath. It takes ownership of body: the content is decoded in place, and
+// the returned File.Content shares body's memory, so a read holds one buffer
+// rather than the response and the file side by side. The checks run in an
+// order that never decodes what it has not bounded:
 //
 //  1. well-formed JSON object with a type (else ErrUnavailable);
 //  2. type "file" (dir, symlink, submodule, anything else: ErrNotFile);
@@ -53,133 +132,211 @@ func (r *rawContent) UnmarshalJSON(b []byte) error {
 //     size never causes a large allocation);
 //  6. git blob SHA-1 of the bytes equal to sha (else ErrInconsistent);
 //  7. valid UTF-8 with no NUL (else ErrNotUTF8).
+//
+// A body that is not well-formed JSON is ErrUnavailable whichever check
+// would have failed first, as if the whole body had been validated first.
 func decodeContents(body []byte, wantPath string) (*File, error) {
-	var obj contentsObject
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
+	obj, ok := parseContentsObject(body)
+	malformed := fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
+	if !ok {
+		return nil, malformed
 	}
-	switch obj.Type {
-	case "file":
-	case "":
-		return nil, fmt.Errorf("%w: contents response without a type", ErrUnavailable)
-	case "dir", "symlink", "submodule":
-		return nil, fmt.Errorf("%w: object is a %s", ErrNotFile, obj.Type)
-	default:
-		return nil, fmt.Errorf("%w: object of unknown type", ErrNotFile)
-	}
-	if obj.Path == nil || *obj.Path != wantPath {
-		return nil, fmt.Errorf("%w: response path differs from the request", ErrInconsistent)
-	}
-	if obj.Size == nil || *obj.Size < 0 {
-		return nil, fmt.Errorf("%w: missing or negative size", ErrInconsistent)
-	}
-	size := *obj.Size
-	if size > MaxFileSize {
-		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, size, MaxFileSize)
-	}
-	if obj.Encoding != nil && *obj.Encoding == "none" {
-		// GitHub does not inline content for files over its own limit.
-		return nil, fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge)
-	}
-	content, err := decodeBase64Content(obj.Content.raw, obj.Encoding, int(size))
-	if err != nil {
+	// refuse reports err, unless the content string (not yet checked
+	// character by character) makes the whole body malformed.
+	refuse := func(err error) (*File, error) {
+		if obj.contentKind == '"' && !validStringBody(obj.content) {
+			return nil, malformed
+		}
 		return nil, err
 	}
-	if !isSHA1Hex(obj.SHA) || blobSHA(content) != obj.SHA {
-		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
+	switch obj.typ {
+	case "file":
+	case "":
+		return refuse(fmt.Errorf("%w: contents response without a type", ErrUnavailable))
+	case "dir", "symlink", "submodule":
+		return refuse(fmt.Errorf("%w: object is a %s", ErrNotFile, obj.typ))
+	default:
+		return refuse(fmt.Errorf("%w: object of unknown type", ErrNotFile))
 	}
-	if !utf8.Valid(content) {
-		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
+	if obj.path == nil || *obj.path != wantPath {
+		return refuse(fmt.Errorf("%w: response path differs from the request", ErrInconsistent))
 	}
-	if bytes.IndexByte(content, 0) >= 0 {
-		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
+	if obj.size == nil || *obj.size < 0 {
+		return refuse(fmt.Errorf("%w: missing or negative size", ErrInconsistent))
 	}
-	return &File{Path: *obj.Path, BlobSHA: obj.SHA, Size: len(content), Content: content}, nil
-}
-
-// decodeBase64Content turns the raw JSON value of "content" into exactly
-// size bytes. raw may be overwritten.
-func decodeBase64Content(raw []byte, encoding *string, size int) ([]byte, error) {
-	if raw == nil || string(raw) == "null" {
+	size := *obj.size
+	if size > MaxFileSize {
+		return refuse(fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, size, MaxFileSize))
+	}
+	if obj.encoding != nil && *obj.encoding == "none" {
+		// GitHub does not inline content for files over its own limit.
+		return refuse(fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge))
+	}
+	var d decoded
+	switch obj.contentKind {
+	case 0, 'n':
 		if size != 0 {
 			return nil, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
 		}
-		return []byte{}, nil
-	}
-	if encoding == nil || *encoding != "base64" {
-		return nil, fmt.Errorf("%w: unsupported content encoding", ErrUnavailable)
-	}
-	if len(raw) < 2 || raw[0] != '"' {
+		d = digest([]byte{})
+	case 'x':
 		return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
-	}
-	b64, ok := compactBase64(raw[1 : len(raw)-1])
-	if !ok {
-		// An escape GitHub does not use (\u...): unquote properly, slowly.
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
+	default:
+		if obj.encoding == nil || *obj.encoding != "base64" {
+			return refuse(fmt.Errorf("%w: unsupported content encoding", ErrUnavailable))
 		}
-		b64 = []byte(s)
-		n := 0
-		for _, c := range b64 {
-			if c != '\n' && c != '\r' {
-				b64[n] = c
-				n++
-			}
+		var err error
+		if d, err = decodeContent(obj.content, int(size)); err != nil {
+			return nil, err
 		}
-		b64 = b64[:n]
 	}
-	// Padded base64 of size bytes is exactly this long. Checking it first
-	// means a lying size can neither cause a large allocation nor hide
-	// extra bytes.
-	if len(b64) != base64.StdEncoding.EncodedLen(size) {
-		return nil, fmt.Errorf("%w: content length does not match size", ErrInconsistent)
+	if !isSHA1Hex(obj.sha) || hex.EncodeToString(d.blobSHA[:]) != obj.sha {
+		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-	n, err := base64.StdEncoding.Strict().Decode(out, b64)
-	if err != nil {
-		return nil, fmt.Errorf("%w: content is not valid base64", ErrInconsistent)
+	if d.nul {
+		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	if n != size {
-		return nil, fmt.Errorf("%w: decoded length does not match size", ErrInconsistent)
+	if !utf8.Valid(d.content) {
+		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
 	}
-	return out[:n:n], nil
+	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(d.content), Content: d.content}, nil
 }
 
-// compactBase64 removes the JSON escapes \n and \r (GitHub's line breaks)
-// from the inside of a JSON string, in place, and unescapes \/. It reports
-// false, without touching s, on any other escape, for the caller to unquote
-// the slow way.
-func compactBase64(s []byte) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		j := bytes.IndexByte(s[i:], '\\')
+// decoded is file content with what was learnt while decoding it.
+type decoded struct {
+	content []byte
+	blobSHA [sha1.Size]byte
+	nul     bool // content holds a NUL byte
+}
+
+// digest hashes content that needs no decoding (the empty file).
+func digest(content []byte) decoded {
+	d := decoded{content: content, nul: bytes.IndexByte(content, 0) >= 0}
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
+	h.Write(content)
+	h.Sum(d.blobSHA[:0])
+	return d
+}
+
+// chunk is how much base64 is decoded at a time: a multiple of 4, small
+// enough that the decoded piece is still in cache when it is hashed.
+const chunk = 64 << 10
+
+// decodeContent decodes raw, the escaped body of the JSON "content" string,
+// into exactly size bytes, in place, computing the git blob SHA-1 and
+// looking for NUL as they are produced. The returned content shares raw's memory.
+//
+//   - GitHub wraps base64 in 60-character lines, so raw is mostly runs of
+//     base64 separated by the escape \n. The escapes \n and \r (line breaks)
+//     are dropped and \/ becomes '/', while the runs are moved together with
+//     one memmove each. Any other escape is decoded too, and a decoded line
+//     break dropped, exactly as unquoting the string and then removing line
+//     breaks would.
+//   - The compacted base64 must be exactly as long as padded base64 of size
+//     bytes, so a lying size neither hides extra bytes nor causes work.
+//   - It is decoded 64 KiB at a time into a scratch buffer, which is hashed
+//     there and copied back to the front of raw. The copy lands only on base64
+//     already decoded: the decoded piece of chunk k ends at 3(k+1)·64Ki/4,
+//     before chunk k+1 begins. So the decoder's input and output never alias.
+//
+// Characters are checked without a separate pass: base64.StdEncoding.Strict
+// refuses every byte outside its alphabet except raw CR and LF, which it
+// skips, and skipping any would leave fewer than size bytes. A failure is
+// then classified: a raw control character, or invalid UTF-8, means the
+// JSON itself was malformed (ErrUnavailable); anything else is content that
+// is not base64 of size bytes (ErrInconsistent). When an escape other than
+// \n, \r or \/ shows up, the rest of the string is validated on the spot,
+// before it is rewritten, because such escapes can produce control
+// characters that would be indistinguishable from raw ones afterwards.
+func decodeContent(raw []byte, size int) (decoded, error) {
+	var d decoded
+	malformed := fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
+	notBase64 := func(b64 []byte, checked bool) error {
+		if !checked && hasRawJSONError(b64) {
+			return malformed
+		}
+		return fmt.Errorf("%w: content is not valid base64", ErrInconsistent)
+	}
+
+	// Compact in place.
+	w, checked := 0, false
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
 		if j < 0 {
+			w += copy(raw[w:], raw[i:])
 			break
 		}
-		i += j + 1
-		if i >= len(s) {
-			return nil, false
-		}
-		if c := s[i]; c != 'n' && c != 'r' && c != '/' {
-			return nil, false
+		w += copy(raw[w:], raw[i:i+j])
+		i += j
+		switch {
+		case i+1 < len(raw) && (raw[i+1] == 'n' || raw[i+1] == 'r'):
+			i += 2
+		case i+1 < len(raw) && raw[i+1] == '/':
+			raw[w] = '/'
+			w++
+			i += 2
+		default:
+			if !checked {
+				// Everything before i is raw characters or '/'; everything
+				// from i on is still as received.
+				if hasRawJSONError(raw[:w]) || !validStringBody(raw[i:]) {
+					return d, malformed
+				}
+				checked = true
+			}
+			dw, dr := unescapeAt(raw[w:], raw, i)
+			if dw == 1 && (raw[w] == '\n' || raw[w] == '\r') {
+				dw = 0
+			}
+			w += dw
+			i += dr
 		}
 	}
-	n := 0
-	for i := 0; i < len(s); {
-		j := bytes.IndexByte(s[i:], '\\')
-		if j < 0 {
-			n += copy(s[n:], s[i:])
-			break
+	b64 := raw[:w]
+	if len(b64) != base64.StdEncoding.EncodedLen(size) {
+		if !checked && hasRawJSONError(b64) {
+			return d, malformed
 		}
-		n += copy(s[n:], s[i:i+j])
-		i += j + 1 // the escaped character, present per the check above
-		if s[i] == '/' {
-			s[n] = '/'
-			n++
-		}
-		i++
+		return d, fmt.Errorf("%w: content length does not match size", ErrInconsistent)
 	}
-	return s[:n], true
+
+	// Decode, hash and move back, chunk by chunk.
+	enc := base64.StdEncoding.Strict()
+	scratch := make([]byte, enc.DecodedLen(min(chunk, len(b64))))
+	h1 := sha1.New()
+	h1.Write([]byte("blob " + strconv.Itoa(size) + "\x00"))
+	out := 0
+	for in := 0; in < len(b64); in += chunk {
+		src := b64[in:min(in+chunk, len(b64))]
+		n, err := enc.Decode(scratch, src)
+		last := in+chunk >= len(b64)
+		if err != nil || (!last && n != len(scratch)) {
+			return d, notBase64(src, checked)
+		}
+		piece := scratch[:n]
+		h1.Write(piece)
+		d.nul = d.nul || bytes.IndexByte(piece, 0) >= 0
+		out += copy(b64[out:], piece)
+	}
+	if out != size {
+		return d, fmt.Errorf("%w: decoded length does not match size", ErrInconsistent)
+	}
+	d.content = b64[:size:size]
+	h1.Sum(d.blobSHA[:0])
+	return d, nil
+}
+
+// hasRawJSONError reports whether b, characters taken from a JSON string
+// as they were received, holds a control character or invalid UTF-8, which
+// no well-formed JSON string does.
+func hasRawJSONError(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return !utf8.Valid(b)
 }
 
 // blobSHA is git's object ID for a blob: SHA-1 over "blob <len>\x00<data>".

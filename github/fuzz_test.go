@@ -22,6 +22,9 @@ func FuzzDecodeContents(f *testing.F) {
 	f.Add([]byte(`{"type":"file","path":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391","content":null}`), "a")
 	f.Add([]byte(`{"type":"file","path":"a","size":1,"encoding":"base64","sha":"2e65efe2a145dda7ee51d1741299f848e5bf752e","content":"YQ==\n"}`), "a")
 	f.Add([]byte(`{"type":"file","path":"a","size":1,"encoding":"base64","content":"Y\u0051==\\n"}`), "a")
+	for _, seed := range decodeSeeds {
+		f.Add([]byte(seed), "a")
+	}
 	f.Fuzz(func(t *testing.T, body []byte, wantPath string) {
 		file, err := decodeContents(bytes.Clone(body), wantPath)
 		if err != nil {
