@@ -89,7 +89,9 @@ func requireBearer(logger *slog.Logger, cfg *Config, st *store.DB) func(http.Han
 				writeUnauthorized(w, cfg, true, "malformed bearer token")
 				return
 			}
-			a, err := st.Authenticate(r.Context(), hashToken(tok), cfg.Now())
+			// authenticate (prefetch.go) also reads the source of a small
+			// git_document_get call in the same statement.
+			a, r, err := authenticate(r, st, hashToken(tok), cfg.Now())
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")

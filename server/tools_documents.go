@@ -165,7 +165,7 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 		}
 		cur = &c
 	}
-	src, err := d.st.ProjectSource(ctx, p.auth.ProjectID, sourceID)
+	src, err := d.source(ctx, p.auth.ProjectID, sourceID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, errSourceNotFound
@@ -190,6 +190,15 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 		return nil, err
 	}
 	return res, nil
+}
+
+// source returns the project's source, as read with the bearer token when
+// authenticate could (prefetch.go), else with its own query.
+func (d *documentTools) source(ctx context.Context, projectID, sourceID string) (store.DocumentSource, error) {
+	if src, ok, err := prefetchedSource(ctx, projectID, sourceID); ok {
+		return src, err
+	}
+	return d.st.ProjectSource(ctx, projectID, sourceID)
 }
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment.

@@ -15,10 +15,15 @@ type rowScanner interface{ Scan(dest ...any) error }
 
 func scanSourceRow(row rowScanner) (DocumentSource, error) {
 	var s DocumentSource
-	err := row.Scan(&s.ID, &s.ProjectID, &s.RepositoryID, &s.GitHubOwner, &s.GitHubRepository,
-		&s.GitHubInstallationID, &s.GitHubRepositoryID, &s.Role, &s.Path, &s.CommitSHA, &s.TrackingRef,
-		&s.Profile, &s.FragmentLimit, &s.CreatedAt, &s.RevokedAt, &s.RepositoryRevokedAt)
+	err := row.Scan(sourceDests(&s)...)
 	return s, err
+}
+
+// sourceDests are the scan destinations of documentSourceColumns, in order.
+func sourceDests(s *DocumentSource) []any {
+	return []any{&s.ID, &s.ProjectID, &s.RepositoryID, &s.GitHubOwner, &s.GitHubRepository,
+		&s.GitHubInstallationID, &s.GitHubRepositoryID, &s.Role, &s.Path, &s.CommitSHA, &s.TrackingRef,
+		&s.Profile, &s.FragmentLimit, &s.CreatedAt, &s.RevokedAt, &s.RepositoryRevokedAt}
 }
 
 const projectSourceSQL = `
