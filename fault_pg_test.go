@@ -46,9 +46,10 @@ func allowedOutage(o outcome) bool {
 // (a non-idempotent insert), document reads, readiness, tools/list, and a
 // sequential refresh chain. It records what was acknowledged.
 type mixedLoad struct {
-	s   *liveServer
-	c   *loadClient
-	rec *recorder
+	s      *liveServer
+	c      *loadClient
+	rec    *recorder
+	tokens []string // one principal each: the rate limit is per principal
 
 	mu       sync.Mutex
 	ackMem   map[string]bool // memory keys acknowledged
@@ -64,31 +65,32 @@ func newMixedLoad(s *liveServer) *mixedLoad {
 
 func (m *mixedLoad) fire(i int) {
 	s := m.s
+	tok := m.tokens[(i/10)%len(m.tokens)]
 	var o outcome
 	switch i % 10 {
 	case 0, 1, 2:
 		key := fmt.Sprintf("k-%d", i)
-		o = m.c.toolCall(s.access, "memory_put", map[string]any{"key": key, "content": "v-" + key})
+		o = m.c.toolCall(tok, "memory_put", map[string]any{"key": key, "content": "v-" + key})
 		if o.ok() {
 			m.mu.Lock()
 			m.ackMem[key] = true
 			m.mu.Unlock()
 		}
 	case 3, 4:
-		o = m.c.toolCall(s.access, "memory_get", map[string]any{"key": "seed"})
+		o = m.c.toolCall(tok, "memory_get", map[string]any{"key": "seed"})
 	case 5, 6:
 		title := fmt.Sprintf("t-%d", i)
 		m.mu.Lock()
 		m.sentTask = append(m.sentTask, title)
 		m.mu.Unlock()
-		o = m.c.toolCall(s.access, "task_create", map[string]any{"title": title})
+		o = m.c.toolCall(tok, "task_create", map[string]any{"title": title})
 		if o.ok() {
 			m.mu.Lock()
 			m.ackTasks[title] = true
 			m.mu.Unlock()
 		}
 	case 7:
-		o = m.c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source, "max_bytes": 2048})
+		o = m.c.toolCall(tok, "git_document_get", map[string]any{"source_id": s.source, "max_bytes": 2048})
 	case 8:
 		o = m.c.do("readyz", "GET", "/readyz", "", "")
 	case 9:
@@ -176,6 +178,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	s := newLiveServer(t, dbURL, gh, serveHooks{}, 16<<10)
 	admin := sqlDB(t, pg.url("heyaira", "t6admin"))
 	load := newMixedLoad(s)
+	load.tokens = s.principals(t, 4)
 	if o := load.c.toolCall(s.access, "memory_put", map[string]any{"key": "seed", "content": "seed"}); !o.ok() {
 		t.Fatalf("seed: %+v", o)
 	}

@@ -21,6 +21,7 @@ import (
 type serveHooks struct {
 	githubBaseURL string
 	githubHTTP    *http.Client
+	githubTimeout time.Duration // 0: github.DefaultTimeout
 	listener      net.Listener
 }
 
@@ -115,7 +116,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 // githubConfig loads the App credentials. A missing or unprotected key is not
 // fatal: document tools then answer provider_unconfigured, and we say why once.
 func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Config {
-	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Logger: logger}
+	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Timeout: hooks.githubTimeout, Logger: logger}
 	switch {
 	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
 		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")
