@@ -1,0 +1,160 @@
+package server
+
+// Continuation-cursor rows of the attack matrix (security.md §2.3) beyond
+// the cursor package's own vectors and fuzzing.
+
+import (
+	"encoding/base64"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"heyaira/cursor"
+	"heyaira/github/githubtest"
+)
+
+// Rows CU-01 to CU-04 through the server: a tampered, truncated,
+// extended, re-encoded, empty or oversized cursor, one minted for another
+// principal, another project or another source, and a cursor combined with
+// start_byte are all refused before any GitHub request, and the message
+// never echoes the cursor.
+func TestCU01to04CursorMisuseReachesNothing(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	doc := mixedText(5000)
+	e.gh.AddFile("o", "r", commitA, "a.md", doc)
+	e.gh.AddFile("o", "r", commitA, "b.md", doc)
+	srcA := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	srcB := e.addSource(tn, "runtime", "b.md", commitA, "", 1000)
+	tok := e.token(tn, "documents:read")
+	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": srcA})
+	cur := sc["next_cursor"].(string)
+	before := e.gh.Count(githubtest.RouteContents)
+
+	raw, err := base64.RawURLEncoding.DecodeString(cur)
+	if err != nil {
+		t.Fatalf("the cursor is not base64url: %v", err)
+	}
+	var tampered []string
+	for i := 0; i < len(raw)*8; i += max(1, len(raw)*8/64) { // 64 bit flips spread over the cursor
+		b := append([]byte(nil), raw...)
+		b[i/8] ^= 1 << (i % 8)
+		tampered = append(tampered, base64.RawURLEncoding.EncodeToString(b))
+	}
+	tampered = append(tampered,
+		cur[:len(cur)-1], cur+"A", base64.StdEncoding.EncodeToString(raw), cur+"==", "",
+		strings.Repeat("A", 64<<10))
+	for _, c := range tampered {
+		sc := e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": c}, "cursor_invalid")
+		if msg := sc["error"].(map[string]any)["message"].(string); len(c) > 8 && strings.Contains(msg, c[:8]) {
+			t.Errorf("the message echoes the cursor: %q", msg)
+		}
+	}
+	// CU-02: another principal of the same project.
+	bob := e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, 'bob') RETURNING id`, tn.account)
+	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, bob)
+	e.wantCode(e.token(tenant{project: tn.project, principal: bob}, "documents:read"), "git_document_get",
+		map[string]any{"source_id": srcA, "cursor": cur}, "cursor_invalid")
+	// CU-03: another project, even with a source of the same path.
+	other := e.newTenant("o", "r")
+	otherSrc := e.addSource(other, "runtime", "a.md", commitA, "", 1000)
+	e.wantCode(e.token(other, "documents:read"), "git_document_get", map[string]any{"source_id": otherSrc, "cursor": cur}, "cursor_invalid")
+	// CU-04: another source; a cursor with start_byte.
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcB, "cursor": cur}, "cursor_invalid")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur, "start_byte": 0}, "invalid_argument")
+	if n := e.gh.Count(githubtest.RouteContents) - before; n != 0 {
+		t.Errorf("%d GitHub requests for refused cursors", n)
+	}
+}
+
+// Row CU-05(b): a source revoked and added again gets a new source_id; the
+// old cursor fails with source_revoked on the old id and cursor_invalid on
+// the new one. (CU-05(a), a file changed between pages, is in
+// TestDocumentCursors.)
+func TestCU05ReAddedSourceDoesNotInheritCursors(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "a.md", mixedText(3000))
+	old := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	tok := e.token(tn, "documents:read")
+	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": old})
+	cur := sc["next_cursor"].(string)
+	e.exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, old)
+	readded := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": old, "cursor": cur}, "source_revoked")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": readded, "cursor": cur}, "cursor_invalid")
+}
+
+// Row CU-07: cursors validly signed with the server's key but carrying a
+// hostile offset — past the end, inside a UTF-8 sequence, 2^63−1 — are
+// refused with byte_range_invalid: bounds are checked again after the MAC,
+// and nothing panics. A negative offset cannot be signed (cursor.Encode
+// panics, TestEncodePanics) nor decoded (FuzzDecodeAuthentic).
+func TestCU07SignedCursorWithHostileOffset(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	doc := []byte("aé€😀 and more text")
+	e.gh.AddFile("o", "r", commitA, "a.md", doc)
+	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	tok := e.token(tn, "documents:read")
+	for name, off := range map[string]int64{
+		"past the end": int64(len(doc)) + 1, "inside é": 2, "inside 😀": 8, "2^63-1": math.MaxInt64,
+	} {
+		c := e.cursors.Encode(cursor.Cursor{Kind: cursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
+			Source: src, Commit: commitA, Path: "a.md", Offset: off, FileSHA256: hexSHA(doc), Expires: time.Now().Add(time.Minute)})
+		sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": c})
+		if code, _ := sc["error"].(map[string]any)["code"].(string); !isErr || code != "byte_range_invalid" {
+			t.Errorf("%s: %s, want byte_range_invalid", name, raw)
+		}
+	}
+	// The boundary itself is a valid, empty final fragment.
+	c := e.cursors.Encode(cursor.Cursor{Kind: cursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
+		Source: src, Commit: commitA, Path: "a.md", Offset: int64(len(doc)), FileSHA256: hexSHA(doc), Expires: time.Now().Add(time.Minute)})
+	if sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": c}); isErr || sc["content"] != "" {
+		t.Errorf("offset = total: %s", raw)
+	}
+}
+
+// Row CU-09: a 300 KB document read in 64 KB pages makes exactly one
+// contents request per page, and every page is authorized afresh: revoking
+// the token after any page fails the next call (401), restoring it lets the
+// same cursor continue.
+func TestCU09EveryPageReauthorizes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	doc := mixedText(300_000)
+	e.gh.AddFile("o", "r", commitA, "big.md", doc)
+	src := e.addSource(tn, "runtime", "big.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+	args := map[string]any{"source_id": src}
+	pages, got := 0, 0
+	for {
+		sc, isErr, raw := e.call(tok, "git_document_get", args)
+		if isErr {
+			t.Fatalf("page %d: %s", pages, raw)
+		}
+		pages++
+		got += len(sc["content"].(string))
+		next, ok := sc["next_cursor"].(string)
+		if !ok {
+			break
+		}
+		args = map[string]any{"source_id": src, "cursor": next}
+		e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(tok))
+		if r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": args}); r.status != 401 {
+			t.Fatalf("after page %d with the token revoked: HTTP %d", pages, r.status)
+		}
+		e.exec(`UPDATE oauth_tokens SET revoked_at = NULL WHERE token_hash = $1`, hashToken(tok))
+	}
+	if got != len(doc) || pages < 5 {
+		t.Fatalf("read %d bytes in %d pages", got, pages)
+	}
+	if n := e.gh.Count(githubtest.RouteContents); n != pages {
+		t.Errorf("%d contents requests for %d pages", n, pages)
+	}
+}
