@@ -1,0 +1,358 @@
+package server
+
+// Database-fault rows of the attack matrix (security.md §2.6) at the
+// server: backends killed mid-request, a store fault injected at each step
+// of a refresh rotation (with PostgreSQL triggers: the injector is the
+// database itself, so the real store code runs), a forced serialization
+// failure, revocation while the store is locked, a lock held on
+// document_sources, and no connection held across a GitHub call.
+// DB-01 (restart) and DB-04(a) (a lost COMMIT reply) are process-level
+// tests in the main package (fault_pg_test.go).
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"heyaira/store"
+)
+
+// rpcOutcome classifies an /mcp reply: "ok", a tool error code,
+// "store_unavailable" for the bearer's 503, or "http_<status>".
+func rpcOutcome(r reply) string {
+	switch {
+	case r.status == 503 && strings.Contains(string(r.raw), "store_unavailable"):
+		return "store_unavailable"
+	case r.status != 200:
+		return fmt.Sprintf("http_%d", r.status)
+	}
+	res, _ := r.body["result"].(map[string]any)
+	if isErr, _ := res["isError"].(bool); isErr {
+		sc, _ := res["structuredContent"].(map[string]any)
+		e, _ := sc["error"].(map[string]any)
+		code, _ := e["code"].(string)
+		return code
+	}
+	if res == nil {
+		return "jsonrpc_error"
+	}
+	return "ok"
+}
+
+// Row DB-02: while another session keeps terminating the server's
+// backends, every document and memory read either succeeds with exactly
+// its own bytes or fails closed with store_unavailable (a tool error, or
+// 503 from the authorization check): never content without a completed
+// authorization check, never 401, never internal.
+func TestDB02BackendsKilledMidRequest(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 1e6, 1e6 })
+	tn := e.newTenant("o", "r")
+	doc := mixedText(3000)
+	e.gh.AddFile("o", "r", commitA, "a.md", doc)
+	src := e.addSource(tn, "runtime", "a.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read", "memory:read", "memory:write")
+	e.call(tok, "memory_put", map[string]any{"key": "k", "content": "v"})
+	killer, err := e.db.SQL().Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), scaled(2*time.Second, 20*time.Second))
+	defer cancel()
+	var kills int
+	go func() {
+		for ctx.Err() == nil {
+			var n int
+			killer.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
+			kills += n
+			time.Sleep(15 * time.Millisecond)
+		}
+	}()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var r reply
+				if w%2 == 0 {
+					r = e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+				} else {
+					r = e.rpc(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
+				}
+				code := rpcOutcome(r)
+				if code == "ok" && w%2 == 0 && !strings.Contains(string(r.raw), hexSHA(doc)) {
+					code = "wrong_content"
+				}
+				mu.Lock()
+				counts[code]++
+				mu.Unlock()
+				if code != "ok" && code != "store_unavailable" {
+					t.Errorf("with backends being killed: %s %.300s", code, r.raw)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-ctx.Done()
+	t.Logf("DB-02: %d backends terminated; outcomes %v", kills, counts)
+	if counts["ok"] == 0 || counts["store_unavailable"] == 0 {
+		t.Logf("DB-02: the interleaving did not produce both outcomes this run: %v", counts)
+	}
+}
+
+// faultTrigger installs a trigger on oauth_tokens that raises errcode
+// when the rotation reaches step; the returned func removes it.
+func faultTrigger(e *testEnv, step, errcode string) func() {
+	e.exec(`CREATE OR REPLACE FUNCTION fault_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'injected fault' USING ERRCODE = TG_ARGV[0]; END $$`)
+	q := map[string]string{
+		"mark the old token used": `CREATE TRIGGER fault BEFORE UPDATE ON oauth_tokens FOR EACH ROW
+			WHEN (OLD.used_at IS NULL AND NEW.used_at IS NOT NULL) EXECUTE FUNCTION fault_fail('%s')`,
+		"insert the access token": `CREATE TRIGGER fault BEFORE INSERT ON oauth_tokens FOR EACH ROW
+			WHEN (NEW.kind = 'access') EXECUTE FUNCTION fault_fail('%s')`,
+		"insert the refresh token": `CREATE TRIGGER fault BEFORE INSERT ON oauth_tokens FOR EACH ROW
+			WHEN (NEW.kind = 'refresh') EXECUTE FUNCTION fault_fail('%s')`,
+		"commit": `CREATE CONSTRAINT TRIGGER fault AFTER INSERT ON oauth_tokens DEFERRABLE INITIALLY DEFERRED
+			FOR EACH ROW WHEN (NEW.kind = 'refresh') EXECUTE FUNCTION fault_fail('%s')`,
+	}[step]
+	// step and errcode are constants of the test, never input.
+	e.exec(fmt.Sprintf(q, errcode))
+	return func() { e.exec(`DROP TRIGGER fault ON oauth_tokens`) }
+}
+
+// Row DB-03: a store fault at each step of a refresh rotation (mark the
+// old token used, insert the access token, insert the refresh token,
+// commit) rolls the whole transaction back: the client gets 500
+// server_error for an unclassified failure or 503 temporarily_unavailable
+// for an unavailable store, no token row is added, and the old refresh
+// token still works afterwards.
+func TestDB03RotationFaultAtEachStep(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	for _, step := range []string{"mark the old token used", "insert the access token", "insert the refresh token", "commit"} {
+		for errcode, want := range map[string]struct {
+			status int
+			code   string
+		}{"XX000": {500, "server_error"}, "57P01": {503, "temporarily_unavailable"}} {
+			before := e.countRows("oauth_tokens")
+			drop := faultTrigger(e, step, errcode)
+			r := e.refresh(c, rt)
+			drop()
+			if r.status != want.status || str(r.body, "error") != want.code {
+				t.Errorf("%s (%s): %d %s, want %d %s", step, errcode, r.status, r.raw, want.status, want.code)
+			}
+			if strings.Contains(string(r.raw), "injected") || strings.Contains(string(r.raw), "oauth_tokens") {
+				t.Errorf("%s: internal detail in the answer: %s", step, r.raw)
+			}
+			if n := e.countRows("oauth_tokens"); n != before {
+				t.Errorf("%s (%s): %d token rows added by a failed rotation", step, errcode, n-before)
+			}
+			ok := e.refresh(c, rt)
+			if ok.status != 200 {
+				t.Fatalf("after a failed %s, the old refresh token: %d %s", step, ok.status, ok.raw)
+			}
+			rt = str(ok.body, "refresh_token")
+		}
+	}
+}
+
+// Row DB-04(b): a serialization failure (SQLSTATE 40001) on one of two
+// concurrent rotations: that one gets a retryable 503
+// temporarily_unavailable and changes nothing; the other succeeds; the
+// retry of the first succeeds.
+func TestDB04SerializationFailureIsRetryable(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	rtX := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	rtY := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	family := e.queryString(`SELECT family_id::text FROM oauth_tokens WHERE token_hash = $1`, hashToken(rtX))
+	e.exec(`CREATE OR REPLACE FUNCTION fault_serialize() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.family_id = '` + family + `' THEN
+			RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$`)
+	e.exec(`CREATE TRIGGER fault BEFORE INSERT ON oauth_tokens FOR EACH ROW EXECUTE FUNCTION fault_serialize()`)
+	var rx, ry reply
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); rx = e.refresh(c, rtX) }()
+	go func() { defer wg.Done(); ry = e.refresh(c, rtY) }()
+	wg.Wait()
+	e.exec(`DROP TRIGGER fault ON oauth_tokens`)
+	if rx.status != 503 || str(rx.body, "error") != "temporarily_unavailable" || rx.header.Get("Retry-After") == "" {
+		t.Errorf("serialization failure: %d %s %q, want 503 temporarily_unavailable with Retry-After", rx.status, rx.raw, rx.header.Get("Retry-After"))
+	}
+	if ry.status != 200 {
+		t.Errorf("the other rotation: %d %s", ry.status, ry.raw)
+	}
+	if r := e.refresh(c, rtX); r.status != 200 {
+		t.Errorf("retry after the serialization failure: %d %s", r.status, r.raw)
+	}
+}
+
+// Row DB-05 (the HTTP part; the admin CLI part is TestDB05RevokeWhileLocked
+// in the main package): POST /oauth/revoke while oauth_tokens is locked
+// answers 503 at the database deadline, never a 200 that would claim a
+// revocation; the token stays active and no revocation is audited.
+func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	at := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
+	tx, err := e.db.SQL().BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`LOCK TABLE oauth_tokens IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := e.form("/oauth/revoke", url.Values{"token": {at}, "client_id": {c.id}})
+	took := time.Since(start)
+	tx.Rollback()
+	if r.status != 503 || str(r.body, "error") != "temporarily_unavailable" {
+		t.Errorf("revoke while locked: %d %s after %v, want 503", r.status, r.raw, took)
+	}
+	if took > store.QueryTimeout+time.Second {
+		t.Errorf("revoke took %v", took)
+	}
+	if s := e.mcpStatus(at); s != 200 {
+		t.Errorf("the token after a failed revocation: HTTP %d, want still active", s)
+	}
+	if n := e.countRows(`audit_events WHERE action = 'oauth_token.revoke'`); n != 0 {
+		t.Errorf("%d revocation audit rows for a revocation that failed", n)
+	}
+}
+
+// Row DB-06: (1) a session holds ACCESS EXCLUSIVE on document_sources
+// while 64 clients read with an 8-connection pool: each read fails at the
+// database deadline with store_unavailable, /readyz answers 503 while the
+// pool is exhausted, and reads succeed again within 2 s of the release.
+// (2) Reads with a slow GitHub and a 4-connection pool never wait for a
+// connection: no connection is held during the provider call.
+// Default: lock held 5 s, 64 reads with 1 s GitHub latency; scripts/soak:
+// 30 s, 256 reads with 2 s latency.
+func TestDB06LockAndPoolDiscipline(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight = 1e6, 1e6, 512 })
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
+	src := e.addSource(tn, "runtime", "a.md", commitA, "", 65536)
+	tok := e.token(tn, "documents:read")
+	read := func() reply {
+		return e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+	}
+	if c := rpcOutcome(read()); c != "ok" {
+		t.Fatalf("warm-up read: %s", c)
+	}
+
+	// (1) The lock.
+	e.db.SQL().SetMaxOpenConns(8)
+	lockFor := scaled(5*time.Second, 30*time.Second)
+	locker, err := e.db.SQL().Conn(context.Background()) // the test's own session holds one of the 8
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := locker.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`LOCK TABLE document_sources IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Now().Add(lockFor)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var worst time.Duration
+	codes := map[string]int{}
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			c := rpcOutcome(read())
+			d := time.Since(start)
+			mu.Lock()
+			codes[c]++
+			worst = max(worst, d)
+			mu.Unlock()
+			if c != "store_unavailable" {
+				t.Errorf("read while document_sources is locked: %s", c)
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	resp, err := http.Get(e.srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	readyz := resp.StatusCode
+	wg.Wait()
+	time.Sleep(time.Until(released))
+	tx.Rollback()
+	locker.Close()
+	releasedAt := time.Now()
+	var back time.Duration
+	for {
+		if rpcOutcome(read()) == "ok" {
+			back = time.Since(releasedAt)
+			break
+		}
+		if time.Since(releasedAt) > 5*time.Second {
+			t.Fatal("reads did not recover within 5 s of the release")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("DB-06(1): 64 reads with document_sources locked and 8 connections: %v, slowest %v (deadline %v); /readyz %d; "+
+		"reads succeed %v after the release", codes, worst.Round(time.Millisecond), store.QueryTimeout, readyz, back.Round(time.Millisecond))
+	if worst > store.QueryTimeout+1500*time.Millisecond {
+		t.Errorf("a read took %v, past the database deadline", worst)
+	}
+	if readyz != 503 {
+		t.Errorf("/readyz with the pool exhausted: %d, want 503", readyz)
+	}
+	if back > 2*time.Second {
+		t.Errorf("reads recovered %v after the release, want ≤ 2s", back)
+	}
+
+	// (2) A slow GitHub and 4 connections.
+	n, latency := scaled(64, 256), scaled(time.Second, 2*time.Second)
+	e.db.SQL().SetMaxOpenConns(4)
+	e.gh.SetLatency(latency)
+	waitsBefore := e.db.SQL().Stats().WaitDuration
+	codes = map[string]int{}
+	start := time.Now()
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := rpcOutcome(read())
+			mu.Lock()
+			codes[c]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	e.gh.SetLatency(0)
+	waited := e.db.SQL().Stats().WaitDuration - waitsBefore
+	t.Logf("DB-06(2): %d reads, GitHub latency %v, 4 connections: %v in %v; total pool wait %v",
+		n, latency, codes, time.Since(start).Round(time.Millisecond), waited.Round(time.Millisecond))
+	if codes["ok"] != n {
+		t.Errorf("with a slow GitHub and 4 connections: %v, want all ok (a connection is held during the GitHub call)", codes)
+	}
+}
