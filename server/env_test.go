@@ -32,11 +32,14 @@ type testEnv struct {
 	cursors *cursor.Codec
 	logs    *lockedBuffer
 	cfg     Config
+	// canaries are the tokens, cursors and content this test handled; no
+	// spelling of any may reach the log (LG-01, checked at cleanup).
+	canaries *canarySet
 }
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &lockedBuffer{}}
+	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &lockedBuffer{}, canaries: &canarySet{}}
 	var err error
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)
@@ -50,6 +53,13 @@ func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	e.srv.Config.Handler = NewServer(logger, e.cfg, e.db, e.gh.Client(), e.cursors)
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
+	// Runs before srv.Close (cleanups are last in, first out), when every
+	// request of the test has been answered and logged.
+	t.Cleanup(func() {
+		for _, leak := range e.canaries.find(e.logs.String()) {
+			t.Errorf("LG-01: the log holds %s", leak)
+		}
+	})
 	return e
 }
 
@@ -115,6 +125,7 @@ func (e *testEnv) token(tn tenant, scopes ...string) string {
 	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
 		VALUES ($1, 'access', $2, $3, $4, gen_random_uuid(), $5)`,
 		h[:], grant, pq.Array(scopes), e.cfg.PublicURL+"/mcp", time.Now().Add(time.Hour))
+	e.canaries.secret("access token", tok)
 	return tok
 }
 
@@ -125,6 +136,7 @@ func (e *testEnv) legacyToken(tn tenant) string {
 	h := sha256.Sum256([]byte(tok))
 	e.exec(`INSERT INTO legacy_tokens (project_id, name, token_hash, scopes)
 		VALUES ($1, 'legacy', $2, ARRAY['memory:read','memory:write','tasks:read','tasks:write'])`, tn.project, h[:])
+	e.canaries.secret("legacy token", tok)
 	return tok
 }
 
@@ -169,6 +181,12 @@ func (e *testEnv) call(token, tool string, args map[string]any) (map[string]any,
 	sc, _ := res["structuredContent"].(map[string]any)
 	isErr, _ := res["isError"].(bool)
 	resJSON, _ := json.Marshal(res)
+	if cur, ok := sc["next_cursor"].(string); ok {
+		e.canaries.secret("cursor", cur)
+	}
+	if content, ok := sc["content"].(string); ok {
+		e.canaries.content("document content", content)
+	}
 	return sc, isErr, string(resJSON)
 }
 

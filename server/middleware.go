@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 )
 
 type ctxKey int
@@ -89,6 +90,9 @@ func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Hand
 		if la, ok := r.Context().Value(logAttrsKey).(*logAttrs); ok {
 			attrs = append(attrs, la.attrs...)
 		}
+		for i := range attrs {
+			attrs[i] = truncateAttr(attrs[i])
+		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		route := r.Pattern
 		if route == "" || route == "/" {
@@ -96,6 +100,27 @@ func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Hand
 		}
 		m.HTTPRequest(route, sw.status, time.Since(start))
 	})
+}
+
+// maxLogValue bounds every string value of the access-log line. Some of
+// them are chosen by the client (the path, the JSON-RPC method, a
+// malformed source_id), so without a bound one request could write a
+// megabyte of log. The JSON handler escapes control characters, so a
+// value can never start a line of its own (docs/security-tests.md, LG-02).
+const maxLogValue = 256
+
+// truncateAttr cuts a string value to maxLogValue bytes, on a UTF-8
+// boundary, and marks the cut.
+func truncateAttr(a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindString || len(a.Value.String()) <= maxLogValue {
+		return a
+	}
+	s := a.Value.String()
+	n := maxLogValue
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return slog.String(a.Key, s[:n]+"…(truncated)")
 }
 
 // withRecover turns a panic into a 500 and one log line. The panic value is

@@ -104,6 +104,7 @@ func (e *testEnv) signinLink(principal string) string {
 	if _, err := e.db.CreateSigninLink(e.t.Context(), principal, oauth.Hash(secret), store.SigninLinkTTL); err != nil {
 		e.t.Fatal(err)
 	}
+	e.canaries.secret("sign-in link", secret)
 	return secret
 }
 
@@ -231,7 +232,17 @@ func (e *testEnv) exchange(c client, code string, extra ...string) reply {
 		}
 		v.Set(extra[i], extra[i+1])
 	}
-	return e.form("/oauth/token", v)
+	e.canaries.secret("authorization code", code)
+	e.canaries.secret("PKCE verifier", c.verifier)
+	return e.tokenCanaries(e.form("/oauth/token", v))
+}
+
+// tokenCanaries registers the secrets of a token response for the LG-01
+// scan and returns it unchanged.
+func (e *testEnv) tokenCanaries(r reply) reply {
+	e.canaries.secret("access token", str(r.body, "access_token"))
+	e.canaries.secret("refresh token", str(r.body, "refresh_token"))
+	return r
 }
 
 // refresh rotates a refresh token.
@@ -241,7 +252,8 @@ func (e *testEnv) refresh(c client, rt string, extra ...string) reply {
 	for i := 0; i+1 < len(extra); i += 2 {
 		v.Set(extra[i], extra[i+1])
 	}
-	return e.form("/oauth/token", v)
+	e.canaries.secret("refresh token", rt)
+	return e.tokenCanaries(e.form("/oauth/token", v))
 }
 
 // flow runs sign-in, authorization and consent, returning the code.

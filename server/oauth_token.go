@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"heyaira/oauth"
@@ -29,8 +30,8 @@ type tokenResponse struct {
 // Check order: form → client (public: client_id in the body, or HTTP Basic
 // with an empty password) → grant type → request syntax → the store's
 // single-use transaction, in which the code's bindings and PKCE are checked.
-func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
-	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateLimiter) http.Handler {
+	return withOAuthCORS(throttleFailures(cfg, failures, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
 		if err != nil {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
@@ -72,7 +73,41 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			resp.RefreshToken = refresh
 		}
 		writeOAuthJSON(w, http.StatusOK, resp)
-	}))
+	})))
+}
+
+// Refused token requests are limited per remote address (LD-04): a client
+// that keeps presenting bad codes, refresh tokens or client ids gets 429
+// before any database work, once it has spent the burst. Successful
+// requests cost nothing, so honest clients never meet the limit. Guessing
+// a 256-bit secret is hopeless anyway; the limit bounds the load a
+// stream of garbage can put on the database.
+const (
+	tokenFailureRate  = 1.0 // refusals per second, per address, after the burst
+	tokenFailureBurst = 60
+)
+
+func newTokenFailureLimiter() *rateLimiter {
+	return newRateLimiter(tokenFailureRate, tokenFailureBurst)
+}
+
+// throttleFailures refuses requests from an address whose refusals have
+// used up its bucket, and charges the bucket for every 400 or 401.
+func throttleFailures(cfg *Config, failures *rateLimiter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := remoteIP(r)
+		if wait, ok := failures.peek(ip, cfg.Now()); !ok {
+			addLog(r.Context(), slog.String("code", "rate_limited"))
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many refused token requests; retry later")
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
+			failures.allow(ip, cfg.Now())
+		}
+	})
 }
 
 // tokenClient authenticates a public client: it names itself by client_id
@@ -189,7 +224,8 @@ func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, f
 }
 
 // writeTokenError maps a refusal to an RFC 6749 §5.2 error body. The
-// store's reason is logged (it names no secret), never returned.
+// store's reason goes on the access-log line (it names no secret), never
+// into the answer.
 func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var oe *oauth.Error
 	var refusal *store.RefusedError
@@ -212,7 +248,9 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	if status >= 500 {
 		logger.ErrorContext(r.Context(), "token request failed", "req_id", requestID(r.Context()), "err", err)
 	} else if reason != "" {
-		logger.InfoContext(r.Context(), "token request refused", "req_id", requestID(r.Context()), "reason", reason)
+		// On the request's one access-log line, so that a refusal is one
+		// event (LG-03); the store's reasons are fixed text, never secrets.
+		addLog(r.Context(), slog.String("reason", reason))
 	}
 	writeOAuthError(w, status, code, desc)
 }

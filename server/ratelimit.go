@@ -53,6 +53,25 @@ func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
 	return 0, true
 }
 
+// peek reports, without taking a token, whether key has one now, and if
+// not how long until it will.
+func (l *rateLimiter) peek(key string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.b[key]
+	if !ok {
+		return 0, true
+	}
+	tokens := b.tokens
+	if el := now.Sub(b.last).Seconds(); el > 0 {
+		tokens = min(l.burst, tokens+el*l.rate)
+	}
+	if tokens < 1 {
+		return time.Duration((1 - tokens) / l.rate * float64(time.Second)), false
+	}
+	return 0, true
+}
+
 // flightCap bounds concurrent GitHub requests server-wide, below GitHub's
 // limit of about 100 concurrent requests per installation.
 type flightCap struct {

@@ -42,7 +42,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("OPTIONS /oauth/register", handleOAuthPreflight())
 	mux.Handle("GET /oauth/authorize", handleAuthorize(logger, cfg, st))
 	mux.Handle("POST /oauth/authorize", handleConsent(logger, cfg, st))
-	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st))
+	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st, newTokenFailureLimiter()))
 	mux.Handle("OPTIONS /oauth/token", handleOAuthPreflight())
 	mux.Handle("POST /oauth/revoke", handleRevoke(logger, cfg, st))
 	mux.Handle("OPTIONS /oauth/revoke", handleOAuthPreflight())

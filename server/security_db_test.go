@@ -66,7 +66,9 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), scaled(2*time.Second, 20*time.Second))
 	defer cancel()
 	var kills int
+	killed := make(chan struct{})
 	go func() {
+		defer close(killed)
 		for ctx.Err() == nil {
 			var n int
 			killer.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
@@ -103,7 +105,7 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	<-ctx.Done()
+	<-killed
 	t.Logf("DB-02: %d backends terminated; outcomes %v", kills, counts)
 	if counts["ok"] == 0 || counts["store_unavailable"] == 0 {
 		t.Logf("DB-02: the interleaving did not produce both outcomes this run: %v", counts)
