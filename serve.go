@@ -34,7 +34,7 @@ func withHooks(ctx context.Context, h serveHooks) context.Context {
 
 // serve runs the HTTP server until ctx is done, then shuts down gracefully.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: utcTime}))
 	hooks, _ := ctx.Value(hooksKey{}).(serveHooks)
 
 	cfg, err := loadConfig(getenv)
@@ -113,6 +113,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	return nil
 }
 
+// utcTime writes log times in UTC, whatever the host's zone, so that lines
+// from several replicas sort and compare (docs/security-tests.md, LG-03).
+func utcTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 && a.Value.Kind() == slog.KindTime {
+		a.Value = slog.TimeValue(a.Value.Time().UTC())
+	}
+	return a
+}
+
 // githubConfig loads the App credentials. A missing or unprotected key is not
 // fatal: document tools then answer provider_unconfigured, and we say why once.
 func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Config {
@@ -135,7 +144,9 @@ func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Conf
 	}
 	key, err := github.ParseAppKey(pemBytes)
 	if err != nil {
-		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured", "reason", err.Error())
+		// The path, never the contents: the reason names only what is wrong.
+		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured",
+			"path", cfg.githubKeyFile, "reason", err.Error())
 		return gc
 	}
 	gc.AppID = cfg.githubAppID

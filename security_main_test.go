@@ -1,0 +1,459 @@
+package main
+
+// Attack-matrix rows that concern what only the program as a whole sees:
+// its environment, its secret files, its start-up messages and its
+// http.Server (docs/security-tests.md maps every row).
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"heyaira/admin"
+	"heyaira/github/githubtest"
+	"heyaira/oauth"
+	"heyaira/store/storetest"
+)
+
+// leakForms returns the spellings of a secret a log or message could
+// carry: raw, base64 (standard and URL, padded or not), percent-encoded,
+// JSON-escaped and every 12-byte substring (security.md LG-01).
+func leakForms(s string) []string {
+	b := []byte(s)
+	j, _ := json.Marshal(s)
+	forms := []string{s, base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b),
+		url.QueryEscape(s), url.PathEscape(s), strings.Trim(string(j), `"`)}
+	for i := 0; i+12 <= len(s); i++ {
+		forms = append(forms, s[i:i+12])
+	}
+	return forms
+}
+
+func assertNoLeak(t *testing.T, where, hay string, secrets map[string]string) {
+	t.Helper()
+	for name, s := range secrets {
+		for _, f := range leakForms(s) {
+			if strings.Contains(hay, f) {
+				t.Errorf("%s holds the %s (as %.20q…)", where, name, f)
+				break
+			}
+		}
+	}
+}
+
+// Row AZ-11 (configuration): the program reads only the documented
+// variables, none of which can move the GitHub base URL; a plausible
+// HEYAIRA_GITHUB_BASE_URL has no effect (the read still reaches the fake
+// that the test wired in code).
+func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	s := newLiveServer(t, storetest.NewURL(t), gh, serveHooks{}, 100)
+	documented := []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_LISTEN_ADDR", "HEYAIRA_PUBLIC_URL", "HEYAIRA_CURSOR_KEY_FILE",
+		"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS", "HEYAIRA_METRICS_ADDR"}
+	var mu sync.Mutex
+	read := map[string]bool{}
+	env := testEnv{}
+	for k, v := range s.env {
+		env[k] = v
+	}
+	env["HEYAIRA_GITHUB_BASE_URL"] = "http://127.0.0.1:9"
+	env["GITHUB_API_URL"] = "http://127.0.0.1:9"
+	recording := testEnv{}
+	for k, v := range env {
+		recording[k] = v
+	}
+	getenv := func(k string) string {
+		mu.Lock()
+		read[k] = true
+		mu.Unlock()
+		return recording[k]
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(withHooks(t.Context(), serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln}))
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"heyaira", "serve"}, getenv, nil, &bytes.Buffer{}, &stderr) }()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), `"msg":"listening"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	for k := range read {
+		if !slices.Contains(documented, k) {
+			t.Errorf("serve reads the undocumented variable %s", k)
+		}
+	}
+	before := gh.Count(githubtest.RouteContents)
+	c := newLoadClient(s.base)
+	defer c.close()
+	if o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source}); !o.ok() {
+		t.Fatalf("read: %+v", o)
+	}
+	if gh.Count(githubtest.RouteContents) != before+1 {
+		t.Error("the read did not reach the GitHub wired in code")
+	}
+}
+
+// Row PF-09(b, c): App credentials. PKCS#1 and PKCS#8 keys load; a key file
+// that is group- or world-readable, owned by another user, a dangling or
+// unprotected symlink, missing, or not PEM is refused with one start-up
+// line that names the path and never the contents; document tools then
+// answer provider_unconfigured (also with no App ID) while the other tools
+// keep working. A symlink to a protected file is followed and its target
+// checked (decision: secret volumes are symlinks; the target is what is
+// read, and it must be protected).
+func TestPF09AppKeyFiles(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	s := newLiveServer(t, storetest.NewURL(t), gh, serveHooks{}, 100)
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(githubtest.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8PEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}))
+	notPEM := "NOT-A-PEM-CANARY-" + rand.Text()
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), mode)
+		os.Chmod(p, mode)
+		return p
+	}
+	protected := write("good.pem", string(githubtest.KeyPEM()), 0o600)
+	link := filepath.Join(dir, "link.pem")
+	os.Symlink(protected, link)
+	loose := write("loose.pem", string(githubtest.KeyPEM()), 0o644)
+	looseLink := filepath.Join(dir, "looselink.pem")
+	os.Symlink(loose, looseLink)
+	dangling := filepath.Join(dir, "dangling.pem")
+	os.Symlink(filepath.Join(dir, "nothing"), dangling)
+	cases := []struct {
+		name, path, appID string
+		ok                bool
+	}{
+		{"PKCS#1", protected, githubtest.AppID, true},
+		{"PKCS#8", write("pkcs8.pem", pkcs8PEM, 0o600), githubtest.AppID, true},
+		{"symlink to a protected file", link, githubtest.AppID, true},
+		{"mode 0644", loose, githubtest.AppID, false},
+		{"mode 0640", write("group.pem", string(githubtest.KeyPEM()), 0o640), githubtest.AppID, false},
+		{"symlink to a 0644 file", looseLink, githubtest.AppID, false},
+		{"dangling symlink", dangling, githubtest.AppID, false},
+		{"missing", filepath.Join(dir, "missing.pem"), githubtest.AppID, false},
+		{"not PEM", write("junk.pem", notPEM, 0o600), githubtest.AppID, false},
+		{"a directory", dir, githubtest.AppID, false},
+		{"no App ID", protected, "", false},
+	}
+	if os.Geteuid() == 0 {
+		other := write("other.pem", string(githubtest.KeyPEM()), 0o600)
+		if err := os.Chown(other, 65534, 65534); err == nil {
+			cases = append(cases, struct {
+				name, path, appID string
+				ok                bool
+			}{"owned by another user", other, githubtest.AppID, false})
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := testEnv{}
+			for k, v := range s.env {
+				env[k] = v
+			}
+			delete(env, "HEYAIRA_PUBLIC_URL")
+			env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = tc.path
+			env["HEYAIRA_GITHUB_APP_ID"] = tc.appID
+			var logs syncBuffer
+			base, _ := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
+			tok := oauth.NewSecret(oauth.PrefixAccess)
+			insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read", "memory:read"})
+			c := newLoadClient(base)
+			defer c.close()
+			read := c.toolCall(tok, "git_document_get", map[string]any{"source_id": s.source})
+			mem := c.toolCall(tok, "memory_get", map[string]any{"key": "none"})
+			if mem.code != "not_found" {
+				t.Errorf("memory tool: %s", mem.code)
+			}
+			warnings := 0
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, `"level":"WARN"`) {
+					warnings++
+				}
+			}
+			if tc.ok {
+				if !read.ok() || warnings != 0 {
+					t.Errorf("read %s with %d warnings, want ok", read.code, warnings)
+				}
+				return
+			}
+			if read.code != "provider_unconfigured" {
+				t.Errorf("read: %s, want provider_unconfigured", read.code)
+			}
+			if warnings != 1 {
+				t.Errorf("%d start-up warnings, want 1:\n%s", warnings, logs.String())
+			}
+			if tc.appID != "" && !strings.Contains(logs.String(), tc.path) {
+				t.Errorf("the warning does not name the path %s", tc.path)
+			}
+			secrets := map[string]string{"not-PEM canary": notPEM}
+			for i, line := range strings.Split(string(githubtest.KeyPEM()), "\n") {
+				if len(line) > 20 && !strings.HasPrefix(line, "-----") {
+					secrets["key line "+string(rune('a'+i%26))] = line
+				}
+			}
+			assertNoLeak(t, "the log", logs.String()+read.body, secrets)
+		})
+	}
+}
+
+// Row CR-01 (key file): serve refuses to start without a usable cursor key
+// file — missing, group/world-accessible, owned by another user, a line
+// that is not 32 bytes of hex — and says why by path, never by content.
+func TestCR01CursorKeyFiles(t *testing.T) {
+	t.Parallel()
+	dbURL := storetest.NewMigratedURL(t)
+	short := hex.EncodeToString([]byte("sixteen-byte-key")) // 16 bytes
+	junk := "KEYCANARY-" + rand.Text()
+	cases := map[string]func() string{
+		"missing":          func() string { return filepath.Join(t.TempDir(), "nope.key") },
+		"mode 0644":        func() string { return writeFile(t, "k", hexKey(), 0o644) },
+		"mode 0604":        func() string { return writeFile(t, "k", hexKey(), 0o604) },
+		"16-byte key line": func() string { return writeFile(t, "k", short+"\n", 0o600) },
+		"not hex":          func() string { return writeFile(t, "k", junk+"\n", 0o600) },
+		"empty":            func() string { return writeFile(t, "k", "", 0o600) },
+	}
+	if os.Geteuid() == 0 {
+		cases["owned by another user"] = func() string {
+			p := writeFile(t, "k", hexKey(), 0o600)
+			os.Chown(p, 65534, 65534)
+			return p
+		}
+	}
+	for name, mk := range cases {
+		path := mk()
+		env := baseEnv(t, dbURL)
+		env["HEYAIRA_CURSOR_KEY_FILE"] = path
+		var stderr bytes.Buffer
+		err := run(t.Context(), []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Errorf("%s: serve started", name)
+			continue
+		}
+		msg := err.Error() + stderr.String()
+		if !strings.Contains(msg, path) {
+			t.Errorf("%s: %q does not name the file", name, msg)
+		}
+		assertNoLeak(t, name+": the message", msg, map[string]string{"short key": short, "junk key": junk, "good key": strings.TrimSpace(hexKey())})
+	}
+}
+
+// Row LG-01 for what only serve and the admin CLI see: the database
+// password in the DSN, the cursor key and the App key never appear on
+// stderr, in a start-up failure, or in a refused database URL; the admin
+// CLI prints issued secrets once, on stdout, and nowhere else. Also LG-03:
+// log times are UTC.
+func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
+	t.Parallel()
+	password := "PWCANARY" + rand.Text()
+	keyHex := hex.EncodeToString([]byte(rand.Text() + rand.Text())[:32])
+	dbURL := storetest.NewURL(t)
+	u, _ := url.Parse(dbURL)
+	u.User = url.UserPassword("postgres", password) // trust authentication ignores it
+	withPW := u.String()
+	gh := githubtest.New(t)
+	s := newLiveServer(t, withPW, gh, serveHooks{}, 2000)
+	secrets := map[string]string{"database password": password, "cursor key": keyHex}
+	for i, line := range strings.Split(string(githubtest.KeyPEM()), "\n") {
+		if len(line) > 20 && !strings.HasPrefix(line, "-----") {
+			secrets["App key line "+string(rune('a'+i%26))] = line
+		}
+	}
+	// A second serve with the canary cursor key, and traffic through it.
+	env := testEnv{}
+	for k, v := range s.env {
+		env[k] = v
+	}
+	delete(env, "HEYAIRA_PUBLIC_URL")
+	env["HEYAIRA_CURSOR_KEY_FILE"] = writeFile(t, "cursor.key", keyHex+"\n", 0o600)
+	var logs syncBuffer
+	base, stop := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
+	tok := oauth.NewSecret(oauth.PrefixAccess)
+	insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read"})
+	c := newLoadClient(base)
+	defer c.close()
+	o := c.toolCall(tok, "git_document_get", map[string]any{"source_id": s.source, "max_bytes": 500})
+	if !o.ok() {
+		t.Fatalf("read: %+v", o)
+	}
+	secrets["access token"] = tok
+	if cur := cursorIn(o.body); cur != "" {
+		secrets["cursor"] = cur
+	}
+	stop()
+
+	// Start-up failures: an unreachable database, a malformed URL.
+	var failures strings.Builder
+	for _, bad := range []string{
+		"postgres://postgres:" + password + "@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
+		"postgres://postgres:" + password + "@[::1/x",
+	} {
+		e := testEnv{}
+		for k, v := range env {
+			e[k] = v
+		}
+		e["HEYAIRA_DATABASE_URL"] = bad
+		var stderr bytes.Buffer
+		err := run(t.Context(), []string{"heyaira", "serve"}, e.get, nil, &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Fatalf("serve started with %q", bad)
+		}
+		failures.WriteString(err.Error() + "\n" + stderr.String())
+		var astdout, astderr bytes.Buffer
+		aerr := run(t.Context(), []string{"heyaira-admin", "list-document-sources", "--project-id", s.project}, e.get, nil, &astdout, &astderr)
+		if aerr == nil {
+			t.Fatalf("admin worked with %q", bad)
+		}
+		failures.WriteString(aerr.Error() + "\n" + astdout.String() + astderr.String())
+	}
+	// The admin CLI: a legacy token is printed once, on stdout only.
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"heyaira-admin", "issue-legacy-token", "--project-id", s.project, "--name", "ci"},
+		s.env.get, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	legacy := strings.TrimSpace(stdout.String()[strings.LastIndex(stdout.String(), " ")+1:])
+	if strings.Count(stdout.String(), legacy) != 1 || len(legacy) < 40 {
+		t.Errorf("issue-legacy-token stdout: %q", stdout.String())
+	}
+	secrets["legacy token"] = legacy
+
+	all := logs.String() + s.logs.String() + failures.String() + stderr.String()
+	if !strings.Contains(all, `"msg":"listening"`) {
+		t.Fatal("no serve log captured: the scan proves nothing")
+	}
+	assertNoLeak(t, "serve and admin output", all, secrets)
+	// LG-03: times are UTC.
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			t.Errorf("not a JSON log line: %.100q", line)
+			continue
+		}
+		if ts, _ := m["time"].(string); !strings.HasSuffix(ts, "Z") {
+			t.Errorf("log time %q is not UTC", ts)
+		}
+	}
+}
+
+// Row IN-09 (headers of the real server): serve's http.Server bounds
+// headers at 32 KiB: a 40 KB header gets 431 before any handler.
+func TestIN09HeaderBoundOfServe(t *testing.T) {
+	t.Parallel()
+	base, _ := startServe(t, baseEnv(t, storetest.NewMigratedURL(t)), serveHooks{}, &syncBuffer{})
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Big", strings.Repeat("a", 40<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("40 KB header: %d, want 431", resp.StatusCode)
+	}
+}
+
+// Row AZ-03(b), the CLI half (the schema half is TestSchemaChecks):
+// issue-legacy-token has no flag that could add a scope.
+func TestAZ03LegacyTokenHasNoScopeFlag(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--scope", "--scopes"} {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), []string{"heyaira-admin", "issue-legacy-token", "--project-id", "00000000-0000-4000-8000-000000000000",
+			"--name", "x", flag, "documents:read"}, func(string) string { return "" }, nil, &stdout, &stderr)
+		if !errors.Is(err, admin.ErrUsage) {
+			t.Errorf("issue-legacy-token %s: %v, want a usage error", flag, err)
+		}
+	}
+	var help bytes.Buffer
+	run(t.Context(), []string{"heyaira-admin", "issue-legacy-token", "--help"}, func(string) string { return "" }, nil, &help, &help)
+	if strings.Contains(help.String(), "scope") && !strings.Contains(help.String(), "memory/task scopes only") {
+		t.Errorf("issue-legacy-token --help mentions a scope option:\n%s", help.String())
+	}
+}
+
+// Row DB-05 (the admin half; POST /oauth/revoke is
+// TestDB05RevokeEndpointWhileLocked): revoke-token, revoke-grant and
+// revoke-document-source while their table is locked fail with exit 1 and
+// a one-line reason; the object stays active; no revocation is audited.
+func TestDB05RevokeWhileLocked(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	s := newLiveServer(t, storetest.NewURL(t), gh, serveHooks{}, 100)
+	db := sqlDB(t, s.dbURL)
+	var tokenID, grantID string
+	db.QueryRow(`SELECT id, grant_id FROM oauth_tokens WHERE token_hash = sha256(convert_to($1, 'UTF8'))`, s.access).Scan(&tokenID, &grantID)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`LOCK TABLE oauth_tokens, oauth_grants, document_sources IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	auditBefore := countRows(t, db, `audit_events`)
+	var wg sync.WaitGroup
+	for _, args := range [][]string{
+		{"revoke-token", "--token-id", tokenID},
+		{"revoke-grant", "--grant-id", grantID},
+		{"revoke-document-source", "--source-id", s.source},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), append([]string{"heyaira-admin"}, args...), s.env.get, nil, &stdout, &stderr)
+			if err == nil || errors.Is(err, admin.ErrUsage) {
+				t.Errorf("%s while locked: %v, want a failure (exit 1)", args[0], err)
+			}
+			if msg := strings.TrimSpace(err.Error()); strings.Contains(msg, "\n") || msg == "" {
+				t.Errorf("%s: reason %q is not one line", args[0], msg)
+			}
+		}()
+	}
+	wg.Wait()
+	tx.Rollback()
+	if n := countRows(t, db, `audit_events`) - auditBefore; n != 0 {
+		t.Errorf("%d audit rows for revocations that failed", n)
+	}
+	c := newLoadClient(s.base)
+	defer c.close()
+	if o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source}); !o.ok() {
+		t.Errorf("after the failed revocations, token, grant and source: %s", o.code)
+	}
+}
