@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,33 +51,48 @@ type File struct {
 // (ErrUnconfigured). The response is bounded, and accepted only as a regular
 // file whose path, size, blob SHA-1 and encoding agree (see the package doc).
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
+	f, _, err := c.getFile(ctx, b, path, commitSHA, false)
+	return f, err
+}
+
+// GetFileSHA256 is GetFile that also returns the SHA-256 of the content. It
+// is computed while the content is decoded, beside the other checks (on
+// another goroutine for a large file), which costs a caller that needs it
+// less wall time than hashing the returned content afterwards.
+func (c *Client) GetFileSHA256(ctx context.Context, b Binding, path, commitSHA string) (*File, [sha256.Size]byte, error) {
+	return c.getFile(ctx, b, path, commitSHA, true)
+}
+
+func (c *Client) getFile(ctx context.Context, b Binding, path, commitSHA string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
 	const op = "github: get file"
+	var none [sha256.Size]byte
 	if err := validateBinding(b); err != nil {
-		return nil, withOp(op, err)
+		return nil, none, withOp(op, err)
 	}
 	if err := ValidatePath(path); err != nil {
-		return nil, withOp(op, err)
+		return nil, none, withOp(op, err)
 	}
 	if err := ValidateCommitSHA(commitSHA); err != nil {
-		return nil, withOp(op, err)
+		return nil, none, withOp(op, err)
 	}
 	if err := c.configured(op, b); err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
 	var f *File
+	var sum [sha256.Size]byte
 	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
 		body, err := readBody(resp, MaxContentsResponse)
 		if err != nil {
 			return err
 		}
-		f, err = decodeContents(body, path)
+		f, sum, err = decodeContentsSum(body, path, withSHA256)
 		return err
 	})
 	if err != nil {
-		return nil, withOp(op, err)
+		return nil, none, withOp(op, err)
 	}
-	return f, nil
+	return f, sum, nil
 }
 
 // call runs one authenticated GET with the 401-retry rule and hands a 200

@@ -3,6 +3,7 @@ package github
 import (
 	"bytes"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -136,18 +137,26 @@ func parseContentsObject(body []byte) (contentsObject, bool) {
 // A body that is not well-formed JSON is ErrUnavailable whichever check
 // would have failed first, as if the whole body had been validated first.
 func decodeContents(body []byte, wantPath string) (*File, error) {
+	f, _, err := decodeContentsSum(body, wantPath, false)
+	return f, err
+}
+
+// decodeContentsSum is decodeContents that also returns the SHA-256 of the
+// content when withSHA256 is set (computed beside the decoding).
+func decodeContentsSum(body []byte, wantPath string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
+	var none [sha256.Size]byte
 	obj, ok := parseContentsObject(body)
 	malformed := fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 	if !ok {
-		return nil, malformed
+		return nil, none, malformed
 	}
 	// refuse reports err, unless the content string (not yet checked
 	// character by character) makes the whole body malformed.
-	refuse := func(err error) (*File, error) {
+	refuse := func(err error) (*File, [sha256.Size]byte, error) {
 		if obj.contentKind == '"' && !validStringBody(obj.content) {
-			return nil, malformed
+			return nil, none, malformed
 		}
-		return nil, err
+		return nil, none, err
 	}
 	switch obj.typ {
 	case "file":
@@ -176,47 +185,50 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	switch obj.contentKind {
 	case 0, 'n':
 		if size != 0 {
-			return nil, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
+			return nil, none, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
 		}
-		d = digest([]byte{})
+		g := newDigests(nil, 0, withSHA256)
+		g.finish(0)
+		d.take(g)
+		d.content = []byte{}
 	case 'x':
-		return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
+		return nil, none, fmt.Errorf("%w: content is not a string", ErrUnavailable)
 	default:
 		if obj.encoding == nil || *obj.encoding != "base64" {
 			return refuse(fmt.Errorf("%w: unsupported content encoding", ErrUnavailable))
 		}
 		var err error
-		if d, err = decodeContent(obj.content, int(size)); err != nil {
-			return nil, err
+		if d, err = decodeContent(obj.content, int(size), withSHA256); err != nil {
+			return nil, none, err
 		}
 	}
 	if !isSHA1Hex(obj.sha) || hex.EncodeToString(d.blobSHA[:]) != obj.sha {
-		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
+		return nil, none, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
+	}
+	if d.invalid {
+		return nil, none, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
 	}
 	if d.nul {
-		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
+		return nil, none, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	if !utf8.Valid(d.content) {
-		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
-	}
-	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(d.content), Content: d.content}, nil
+	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(d.content), Content: d.content}, d.sha256, nil
 }
 
 // decoded is file content with what was learnt while decoding it.
 type decoded struct {
 	content []byte
 	blobSHA [sha1.Size]byte
-	nul     bool // content holds a NUL byte
+	sha256  [sha256.Size]byte // zero unless asked for
+	nul     bool              // content holds a NUL byte
+	invalid bool              // content is not valid UTF-8
 }
 
-// digest hashes content that needs no decoding (the empty file).
-func digest(content []byte) decoded {
-	d := decoded{content: content, nul: bytes.IndexByte(content, 0) >= 0}
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
-	h.Write(content)
-	h.Sum(d.blobSHA[:0])
-	return d
+func (d *decoded) take(g *digests) {
+	g.blob.Sum(d.blobSHA[:0])
+	if g.sum != nil {
+		g.sum.Sum(d.sha256[:0])
+	}
+	d.nul, d.invalid = g.nul, g.invalid
 }
 
 // chunk is how much base64 is decoded at a time: a multiple of 4, small
@@ -224,8 +236,8 @@ func digest(content []byte) decoded {
 const chunk = 64 << 10
 
 // decodeContent decodes raw, the escaped body of the JSON "content" string,
-// into exactly size bytes, in place, computing the git blob SHA-1 and
-// looking for NUL as they are produced. The returned content shares raw's memory.
+// into exactly size bytes, in place, checking and hashing them (digests) as
+// they are produced. The returned content shares raw's memory.
 //
 //   - GitHub wraps base64 in 60-character lines, so raw is mostly runs of
 //     base64 separated by the escape \n. The escapes \n and \r (line breaks)
@@ -235,10 +247,11 @@ const chunk = 64 << 10
 //     breaks would.
 //   - The compacted base64 must be exactly as long as padded base64 of size
 //     bytes, so a lying size neither hides extra bytes nor causes work.
-//   - It is decoded 64 KiB at a time into a scratch buffer, which is hashed
-//     there and copied back to the front of raw. The copy lands only on base64
-//     already decoded: the decoded piece of chunk k ends at 3(k+1)·64Ki/4,
-//     before chunk k+1 begins. So the decoder's input and output never alias.
+//   - It is decoded 64 KiB at a time to the front of raw. Chunk k decodes to
+//     [48Ki·k, 48Ki·(k+1)), which lies before its own source [64Ki·k, …)
+//     from k = 3 on, so from then on it is decoded straight there; the first
+//     three chunks, whose output would overwrite their own input, go through
+//     a scratch buffer. Input and output of the decoder never alias.
 //
 // Characters are checked without a separate pass: base64.StdEncoding.Strict
 // refuses every byte outside its alphabet except raw CR and LF, which it
@@ -249,7 +262,7 @@ const chunk = 64 << 10
 // \n, \r or \/ shows up, the rest of the string is validated on the spot,
 // before it is rewritten, because such escapes can produce control
 // characters that would be indistinguishable from raw ones afterwards.
-func decodeContent(raw []byte, size int) (decoded, error) {
+func decodeContent(raw []byte, size int, withSHA256 bool) (decoded, error) {
 	var d decoded
 	malformed := fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 	notBase64 := func(b64 []byte, checked bool) error {
@@ -301,29 +314,40 @@ func decodeContent(raw []byte, size int) (decoded, error) {
 		return d, fmt.Errorf("%w: content length does not match size", ErrInconsistent)
 	}
 
-	// Decode, hash and move back, chunk by chunk.
+	// Decode chunk by chunk, handing each finished piece to the digests.
 	enc := base64.StdEncoding.Strict()
-	scratch := make([]byte, enc.DecodedLen(min(chunk, len(b64))))
-	h1 := sha1.New()
-	h1.Write([]byte("blob " + strconv.Itoa(size) + "\x00"))
+	var scratch []byte
+	g := newDigests(b64, size, withSHA256)
+	defer g.finish(0) // on error paths: stop the goroutines
 	out := 0
 	for in := 0; in < len(b64); in += chunk {
 		src := b64[in:min(in+chunk, len(b64))]
-		n, err := enc.Decode(scratch, src)
 		last := in+chunk >= len(b64)
-		if err != nil || (!last && n != len(scratch)) {
+		var n int
+		var err error
+		if out+enc.DecodedLen(len(src)) <= in {
+			n, err = enc.Decode(b64[out:in], src)
+		} else {
+			if scratch == nil {
+				scratch = make([]byte, enc.DecodedLen(chunk))
+			}
+			n, err = enc.Decode(scratch, src)
+			if err == nil {
+				copy(b64[out:], scratch[:n])
+			}
+		}
+		if err != nil || (!last && n != enc.DecodedLen(chunk)) {
 			return d, notBase64(src, checked)
 		}
-		piece := scratch[:n]
-		h1.Write(piece)
-		d.nul = d.nul || bytes.IndexByte(piece, 0) >= 0
-		out += copy(b64[out:], piece)
+		g.add(out, out+n)
+		out += n
 	}
 	if out != size {
 		return d, fmt.Errorf("%w: decoded length does not match size", ErrInconsistent)
 	}
+	g.finish(size)
+	d.take(g)
 	d.content = b64[:size:size]
-	h1.Sum(d.blobSHA[:0])
 	return d, nil
 }
 
