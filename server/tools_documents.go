@@ -206,7 +206,9 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err := d.flights.acquire(ctx); err != nil {
 		return nil, err
 	}
-	f, err := d.gh.GetFile(ctx, github.Binding{
+	// The SHA-256 of the whole file is computed while GitHub's answer is
+	// decoded, beside the other checks, rather than in a pass afterwards.
+	f, sum, err := d.gh.GetFileSHA256(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
 	}, src.Path, *src.CommitSHA)
@@ -214,7 +216,6 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(f.Content)
 	fileSHA := hex.EncodeToString(sum[:])
 	start := 0
 	if startArg != nil {

@@ -25,24 +25,43 @@ type execer interface {
 // insertAudit writes one audit row, inside the caller's transaction when given one.
 // Callers must put only identifiers, sizes, hashes and codes in Details.
 func insertAudit(ctx context.Context, ex execer, e AuditEvent) error {
+	args, err := auditArgs(e)
+	if err != nil {
+		return err
+	}
+	_, err = ex.ExecContext(ctx, insertAuditSQL, args...)
+	return err
+}
+
+// auditArgs are insertAuditSQL's arguments for e.
+func auditArgs(e AuditEvent) ([]any, error) {
 	details := e.Details
 	if details == nil {
 		details = map[string]any{}
 	}
 	b, err := json.Marshal(details)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = ex.ExecContext(ctx, insertAuditSQL, e.Actor, e.Action, e.ProjectID, e.AccountID, e.Target, e.Outcome, b)
-	return err
+	return []any{e.Actor, e.Action, e.ProjectID, e.AccountID, e.Target, e.Outcome, b}, nil
 }
 
-// Audit writes one audit row on its own (for events outside an admin transaction,
-// such as a document read).
+// Audit writes one audit row on its own (for events outside an admin
+// transaction, such as a document read), with a prepared statement: one
+// round trip (see prepared.go).
 func (db *DB) Audit(ctx context.Context, e AuditEvent) error {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	return wrap("audit", insertAudit(ctx, db.sql, e))
+	args, err := auditArgs(e)
+	if err != nil {
+		return wrap("audit", err)
+	}
+	st, err := db.prepared.stmt(ctx, db.sql, insertAuditSQL)
+	if err != nil {
+		return wrap("audit", err)
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return wrap("audit", err)
 }
 
 const listAuditSQL = `

@@ -24,8 +24,8 @@ type Auth struct {
 
 // authenticateSQL finds an active token by hash. For OAuth access tokens the
 // grant must not be revoked and the principal must still be a member of the
-// grant's project; expiry is checked against the caller's clock. One query, so
-// that authorization costs one round trip.
+// grant's project; expiry is checked against the caller's clock. One
+// prepared statement, so that authorization costs one round trip.
 const authenticateSQL = `
 	SELECT 'oauth', t.id::text, g.id::text, g.client_id::text, g.principal_id::text, g.project_id::text,
 	       t.scopes, t.resource, t.expires_at
@@ -48,8 +48,10 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 	defer cancel()
 	var a Auth
 	var scopes stringArray
-	err := db.sql.QueryRowContext(ctx, authenticateSQL, tokenHash, now).Scan(
-		&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID, &scopes, &a.Resource, &a.ExpiresAt)
+	row, err := db.queryRow(ctx, authenticateSQL, tokenHash, now)
+	if err == nil {
+		err = row.Scan(&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID, &scopes, &a.Resource, &a.ExpiresAt)
+	}
 	if err != nil {
 		return Auth{}, wrap("authenticate", err)
 	}
@@ -89,7 +91,11 @@ func (db *DB) AuthenticateSource(ctx context.Context, tokenHash []byte, now time
 	var scopes stringArray
 	dests := append([]any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,
 		&scopes, &a.Resource, &a.ExpiresAt, &found}, sourceDests(&src)...)
-	if err := db.sql.QueryRowContext(ctx, authenticateSourceSQL, tokenHash, now, sourceID).Scan(dests...); err != nil {
+	row, err := db.queryRow(ctx, authenticateSourceSQL, tokenHash, now, sourceID)
+	if err == nil {
+		err = row.Scan(dests...)
+	}
+	if err != nil {
 		return Auth{}, DocumentSource{}, false, wrap("authenticate", err)
 	}
 	a.Scopes = scopes

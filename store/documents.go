@@ -37,7 +37,11 @@ const projectSourceSQL = `
 func (db *DB) ProjectSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	s, err := scanSourceRow(db.sql.QueryRowContext(ctx, projectSourceSQL, sourceID, projectID))
+	row, err := db.queryRow(ctx, projectSourceSQL, sourceID, projectID)
+	if err != nil {
+		return DocumentSource{}, wrap("project source", err)
+	}
+	s, err := scanSourceRow(row)
 	return s, wrap("project source", err)
 }
 

@@ -45,8 +45,9 @@ const QueryTimeout = 3 * time.Second
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
-	sql    *sql.DB
-	dialer *deadlineDialer
+	sql      *sql.DB
+	dialer   *deadlineDialer
+	prepared preparedStmts // the statements of every MCP request (prepared.go)
 }
 
 // Open connects to the database at dsn, sets pool limits and checks that it answers.
@@ -72,7 +73,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 }
 
 // Close closes the pool.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	db.prepared.close()
+	return db.sql.Close()
+}
 
 // SQL returns the underlying pool, for tests and metrics only.
 func (db *DB) SQL() *sql.DB { return db.sql }
