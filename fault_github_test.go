@@ -106,7 +106,14 @@ func TestT7GitHubHang(t *testing.T) {
 			results[i] = rc.toolCall(readerTokens[i/100], "git_document_get", map[string]any{"source_id": s.source})
 		}()
 	}
-	probeHang := runProbes(t, s, c, deadline)
+	// Probe once every reader is in place — 64 hanging at GitHub, the rest
+	// waiting for a slot — until shortly before the deadline frees them.
+	hangStart := time.Now()
+	for gh.Count(githubtest.RouteContents) < 65 && time.Since(hangStart) < deadline/2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	probeHang := runProbes(t, s, c, deadline-time.Since(hangStart)-200*time.Millisecond)
 	wg.Wait()
 	close(stopSampling)
 
@@ -145,13 +152,23 @@ func TestT7GitHubHang(t *testing.T) {
 	if g := maxG.Load(); g > int64(base.goroutines+20*readers) {
 		t.Errorf("goroutines peaked at %d for %d readers", g, readers)
 	}
+	// The gate is on all probes together (a per-kind p99 of ~20 samples is
+	// the maximum); under -race, security.md §3's 2× CI margin applies.
+	gate := 50 * time.Millisecond
+	if raceOn {
+		gate *= 2
+	}
+	var all, allBase []time.Duration
 	for kind, ds := range probeHang {
-		p99 := pct(ds, 0.99)
-		t.Logf("T7 bulkhead: %s p99 %v during the hang (before: %v; %d samples)", kind, p99.Round(100*time.Microsecond),
+		all, allBase = append(all, ds...), append(allBase, probeBase[kind]...)
+		t.Logf("T7 bulkhead: %s p99 %v during the hang (before: %v; %d samples)", kind, pct(ds, 0.99).Round(100*time.Microsecond),
 			pct(probeBase[kind], 0.99).Round(100*time.Microsecond), len(ds))
-		if p99 > 50*time.Millisecond {
-			t.Errorf("%s p99 %v during the GitHub hang, want ≤ 50ms", kind, p99)
-		}
+	}
+	t.Logf("T7 bulkhead: all probes p50 %v p99 %v during the hang (before: p50 %v p99 %v; %d samples; gate %v)",
+		pct(all, 0.5).Round(100*time.Microsecond), pct(all, 0.99).Round(100*time.Microsecond),
+		pct(allBase, 0.5).Round(100*time.Microsecond), pct(allBase, 0.99).Round(100*time.Microsecond), len(all), gate)
+	if p := pct(all, 0.99); p > gate {
+		t.Errorf("probe p99 %v during the GitHub hang, want ≤ %v", p, gate)
 	}
 	gh.ClearFaults()
 	if o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source}); !o.ok() {

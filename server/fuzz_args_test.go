@@ -1,0 +1,105 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzDecodeObject feeds arbitrary tool arguments through the same two
+// steps a tools/call takes (checkJSON on the message, then decodeObject
+// into the tool's argument struct). It never panics; a decode that
+// succeeds used exact key names only — every allowed key present in the
+// object is set in the struct and every absent one is not, so "Source_ID"
+// or "source_id\u0000" can never stand in for "source_id".
+func FuzzDecodeObject(f *testing.F) {
+	for _, s := range []string{
+		`{"source_id":"7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11","start_byte":0,"max_bytes":10}`,
+		`{"source_id":"x","cursor":"abc"}`, `{"Source_ID":"x"}`, `{"source_id":"a","source_id":"b"}`,
+		`{"source_id\u0000":"x"}`, `{"start_byte":1.5}`, `{"max_bytes":9223372036854775808}`, `null`, `[]`, `"x"`, `{}`,
+		`{"path":"../etc/passwd"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	allowed := []string{"source_id", "start_byte", "max_bytes", "cursor"}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if checkJSON(raw) != nil {
+			return // the envelope decoder refuses it first
+		}
+		var args struct {
+			SourceID  *string `json:"source_id"`
+			StartByte *int64  `json:"start_byte"`
+			MaxBytes  *int64  `json:"max_bytes"`
+			Cursor    *string `json:"cursor"`
+		}
+		if err := decodeObject(raw, allowed, &args); err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("a multi-line error: %q", err)
+			}
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			if len(raw) != 0 && string(raw) != "null" {
+				t.Fatalf("accepted %q, which is not an object", raw)
+			}
+			return
+		}
+		for k := range m {
+			if !contains(allowed, k) {
+				t.Fatalf("accepted unknown key %q", k)
+			}
+		}
+		set := map[string]bool{"source_id": args.SourceID != nil, "start_byte": args.StartByte != nil,
+			"max_bytes": args.MaxBytes != nil, "cursor": args.Cursor != nil}
+		for _, k := range allowed {
+			v, present := m[k]
+			if present && string(v) != "null" && !set[k] {
+				t.Fatalf("%q present but not decoded in %q", k, raw)
+			}
+			if !present && set[k] {
+				t.Fatalf("%q decoded from another key in %q", k, raw)
+			}
+		}
+	})
+}
+
+// FuzzFragmentEnd checks the fragmenter on any valid UTF-8 text, start and
+// limit: a fragment it returns is within bounds and the limit, valid UTF-8,
+// ends on a character boundary, and is empty only at the end of the file;
+// it refuses exactly the starts that are out of range or inside a
+// character, and limits too small for the character at start.
+func FuzzFragmentEnd(f *testing.F) {
+	f.Add([]byte("aé€😀"), 0, 4)
+	f.Add([]byte("aé€😀"), 1, 1)
+	f.Add([]byte("😀😀"), 4, 3)
+	f.Add([]byte(""), 0, 1)
+	f.Add([]byte("abc"), 3, 65536)
+	f.Fuzz(func(t *testing.T, content []byte, start, limit int) {
+		if !utf8.Valid(content) || limit < 1 || limit > 1<<16 || start < -4 || start > len(content)+4 {
+			return // preconditions: the provider checked the text, the caller bounds the limit
+		}
+		end, err := fragmentEnd(content, start, limit)
+		inRange := start >= 0 && start <= len(content)
+		if err != nil {
+			if inRange && (start == len(content) || utf8.RuneStart(content[start])) {
+				_, size := utf8.DecodeRune(content[start:])
+				if start < len(content) && size <= limit {
+					t.Fatalf("refused a valid start %d with limit %d: %v", start, limit, err)
+				}
+			}
+			return
+		}
+		if !inRange || end < start || end > len(content) || end-start > limit {
+			t.Fatalf("fragment [%d, %d) of %d bytes with limit %d", start, end, len(content), limit)
+		}
+		frag := content[start:end]
+		if !utf8.Valid(frag) || (end < len(content) && !utf8.RuneStart(content[end])) {
+			t.Fatalf("fragment [%d, %d) cuts a character", start, end)
+		}
+		if end == start && start != len(content) {
+			t.Fatalf("empty fragment before the end at %d", start)
+		}
+	})
+}
