@@ -457,3 +457,47 @@ func TestDB05RevokeWhileLocked(t *testing.T) {
 		t.Errorf("after the failed revocations, token, grant and source: %s", o.code)
 	}
 }
+
+// Row IN-01, the inputs the admin tests did not already name: a
+// docs/agents look-alike component, a 41-character SHA and percent-encoded
+// or trailing-slash paths are refused, and nothing is written. (The rest of
+// the row is TestRefusedCommandsWriteNothing, TestValidatePath and
+// FuzzValidatePath.)
+func TestIN01MoreAdminRefusals(t *testing.T) {
+	t.Parallel()
+	env := baseEnv(t, storetest.NewMigratedURL(t))
+	account := str(t, adminRun(t, env, "create-account", "--name", "A"), "id")
+	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "P"), "id")
+	adminRun(t, env, "link-repository", "--project-id", project, "--github-owner", "h8v6",
+		"--github-repository", "heyaira", "--github-installation-id", "7")
+	db := sqlDB(t, env["HEYAIRA_DATABASE_URL"])
+	before := countRows(t, db, "document_sources") + countRows(t, db, "account_sources")
+	sha := strings.Repeat("a", 40)
+	for _, args := range [][]string{
+		{"add-account-source", "--account-id", account, "--github-owner", "h8v6", "--github-repository", "agents",
+			"--github-installation-id", "7", "--layer", "core", "--path", "docs/agents-evil/x.md", "--track", "main"},
+		{"add-account-source", "--account-id", account, "--github-owner", "h8v6", "--github-repository", "agents",
+			"--github-installation-id", "7", "--layer", "core", "--path", "docs/agentsx/core.md", "--track", "main"},
+		{"add-document-source", "--project-id", project, "--github-owner", "h8v6", "--github-repository", "heyaira",
+			"--document-role", "runtime", "--path", "docs/a.md", "--commit-sha", sha + "a"},
+		{"add-document-source", "--project-id", project, "--github-owner", "h8v6", "--github-repository", "heyaira",
+			"--document-role", "runtime", "--path", "docs/a%20b.md", "--commit-sha", sha},
+		{"add-document-source", "--project-id", project, "--github-owner", "h8v6", "--github-repository", "heyaira",
+			"--document-role", "runtime", "--path", "docs/a.md/", "--commit-sha", sha},
+		{"add-document-source", "--project-id", project, "--github-owner", "h8v6", "--github-repository", "heyaira",
+			"--document-role", "instruction", "--path", "docs/a.md", "--track", "refs/tags/v1"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), append([]string{"heyaira-admin"}, args...), env.get, nil, &stdout, &stderr)
+		if err == nil {
+			t.Errorf("%v was accepted", args)
+			continue
+		}
+		if reason := strings.TrimSpace(stderr.String()); reason == "" || strings.Count(reason, "\n") > 0 && !errors.Is(err, admin.ErrUsage) {
+			t.Errorf("%v: reason %q", args, reason)
+		}
+	}
+	if after := countRows(t, db, "document_sources") + countRows(t, db, "account_sources"); after != before {
+		t.Errorf("refused commands wrote %d rows", after-before)
+	}
+}
