@@ -35,6 +35,9 @@ type benchConfig struct {
 	stepFor  time.Duration // per saturation step (HEYAIRA_BENCH_STEP, 5s)
 	memFor   time.Duration // the 64-concurrent 1 MiB phase (HEYAIRA_BENCH_MEMORY_DURATION, 10s)
 	report   string        // where to write the markdown report (HEYAIRA_BENCH_REPORT)
+	// cpuProfile, if set, is where a CPU profile of the server during the
+	// 1 MiB latency run is written (HEYAIRA_BENCH_CPU_PROFILE).
+	cpuProfile string
 }
 
 func loadBenchConfig(t *testing.T) benchConfig {
@@ -60,14 +63,15 @@ func loadBenchConfig(t *testing.T) benchConfig {
 		return def
 	}
 	return benchConfig{
-		latency:  dur("HEYAIRA_BENCH_LATENCY", 20*time.Millisecond),
-		conns:    int(num("HEYAIRA_BENCH_CONNS", 64)),
-		soakRate: num("HEYAIRA_BENCH_RATE", 200),
-		soakFor:  dur("HEYAIRA_BENCH_DURATION", 60*time.Second),
-		tableFor: dur("HEYAIRA_BENCH_TABLE_DURATION", 30*time.Second),
-		stepFor:  dur("HEYAIRA_BENCH_STEP", 5*time.Second),
-		memFor:   dur("HEYAIRA_BENCH_MEMORY_DURATION", 10*time.Second),
-		report:   os.Getenv("HEYAIRA_BENCH_REPORT"),
+		latency:    dur("HEYAIRA_BENCH_LATENCY", 20*time.Millisecond),
+		conns:      int(num("HEYAIRA_BENCH_CONNS", 64)),
+		soakRate:   num("HEYAIRA_BENCH_RATE", 200),
+		soakFor:    dur("HEYAIRA_BENCH_DURATION", 60*time.Second),
+		tableFor:   dur("HEYAIRA_BENCH_TABLE_DURATION", 30*time.Second),
+		stepFor:    dur("HEYAIRA_BENCH_STEP", 5*time.Second),
+		memFor:     dur("HEYAIRA_BENCH_MEMORY_DURATION", 10*time.Second),
+		report:     os.Getenv("HEYAIRA_BENCH_REPORT"),
+		cpuProfile: os.Getenv("HEYAIRA_BENCH_CPU_PROFILE"),
 	}
 }
 
@@ -219,6 +223,9 @@ func benchLatencyTable(e *benchEnv, cfg benchConfig) []benchRow {
 		}
 		kinds := []string{"first", "continuation", "bare"}
 		kindOf := func(i int) string { return kinds[i%3] }
+		if d.size > 64<<10 && cfg.cpuProfile != "" {
+			go e.cpuProfile(cfg.cpuProfile, cfg.tableFor*2/3)
+		}
 		samples := benchOpenLoop(rate, cfg.tableFor, 4*int64(cfg.conns), kindOf, func(i int) benchResult {
 			u := e.users[(i/3)%len(e.users)]
 			switch i % 3 {

@@ -379,6 +379,24 @@ func (e *benchEnv) heap(gc bool) (live, alloc, gcs uint64) {
 	return live, alloc, gcs
 }
 
+// cpuProfile writes a CPU profile of the server over the next d to path
+// (go tool pprof the test binary and the file).
+func (e *benchEnv) cpuProfile(path string, d time.Duration) {
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", e.debug, max(1, int(d.Seconds()))))
+	if err != nil {
+		e.t.Logf("CPU profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		e.t.Logf("CPU profile: %v", err)
+	}
+}
+
 // procStatus returns a field of /proc/<server>/status in kB (VmHWM, VmRSS).
 func (e *benchEnv) procStatus(field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.serverPID()))
