@@ -343,4 +343,3 @@ func benchMemory(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	fmt.Fprintf(&b, "| live heap after (forced GC) | %s |\n", benchBytes(int(liveAfter)))
 	return b.String()
 }
-
