@@ -117,11 +117,15 @@ func (m *Metrics) GitHubRequest(route string, status int, d time.Duration) {
 func (m *Metrics) TokenMint() { m.add("heyaira_github_token_mints_total", "", 1) }
 
 // addGauge registers a gauge read at scrape time.
-func (m *Metrics) addGauge(name, help string, read func() float64) {
+func (m *Metrics) addGauge(name, help string, read func() float64) { m.addSampled(name, help, "gauge", read) }
+
+// addSampled registers a value read at scrape time, of type gauge or counter
+// (a total kept elsewhere, such as database/sql's wait statistics).
+func (m *Metrics) addSampled(name, help, typ string, read func() float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gauges = append(m.gauges, func(w io.Writer) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %g\n", name, help, name, name, read())
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n", name, help, name, typ, name, read())
 	})
 }
 
@@ -131,7 +135,12 @@ func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
 	if db != nil {
 		m.addGauge("heyaira_db_connections_in_use", "Database connections in use.", func() float64 { return float64(db.Stats().InUse) })
 		m.addGauge("heyaira_db_connections_idle", "Idle database connections.", func() float64 { return float64(db.Stats().Idle) })
-		m.addGauge("heyaira_db_wait_count", "Waits for a database connection, total.", func() float64 { return float64(db.Stats().WaitCount) })
+		m.addGauge("heyaira_db_connections_max", "Most database connections the pool may open.",
+			func() float64 { return float64(db.Stats().MaxOpenConnections) })
+		m.addSampled("heyaira_db_wait_count", "Waits for a database connection, total.", "counter",
+			func() float64 { return float64(db.Stats().WaitCount) })
+		m.addSampled("heyaira_db_wait_seconds_total", "Time spent waiting for a database connection.", "counter",
+			func() float64 { return db.Stats().WaitDuration.Seconds() })
 	}
 	m.addGauge("heyaira_github_in_flight", "GitHub requests in flight.", func() float64 { return float64(flights.inFlight()) })
 	m.addGauge("go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) })
