@@ -117,7 +117,9 @@ func (m *Metrics) GitHubRequest(route string, status int, d time.Duration) {
 func (m *Metrics) TokenMint() { m.add("heyaira_github_token_mints_total", "", 1) }
 
 // addGauge registers a gauge read at scrape time.
-func (m *Metrics) addGauge(name, help string, read func() float64) { m.addSampled(name, help, "gauge", read) }
+func (m *Metrics) addGauge(name, help string, read func() float64) {
+	m.addSampled(name, help, "gauge", read)
+}
 
 // addSampled registers a value read at scrape time, of type gauge or counter
 // (a total kept elsewhere, such as database/sql's wait statistics).
