@@ -88,12 +88,16 @@ func TestBench(t *testing.T) {
 	fmt.Fprintf(&r, "# scripts/bench, %s\n\n%s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), benchMachine(t))
 	fmt.Fprintf(&r, "Fake GitHub latency %v; %d driver connections, one principal each; open loop.\n\n", cfg.latency, cfg.conns)
 
+	// The saturation steps come last: they leave the server's connection
+	// pools at their largest, which would blur the soak's baseline.
 	counts := benchCounters(t, e, 60)
 	table := benchLatencyTable(e, cfg)
+	soak := benchSoak(t, e, cfg)
+	memory := benchMemory(t, e, cfg)
 	sat := benchSaturation(e, cfg, table)
 	r.WriteString(benchTableMarkdown(e, table, sat, cfg))
-	r.WriteString(benchSoak(t, e, cfg))
-	r.WriteString(benchMemory(t, e, cfg))
+	r.WriteString(soak)
+	r.WriteString(memory)
 	r.WriteString(counts.markdown(e))
 
 	fmt.Fprintf(&r, "\nLoad average (1, 5, 15 min) at the start: %s; at the end: %s.\n", load0, benchLoadAvg())
