@@ -103,7 +103,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		sum := sha256.Sum256(d.content)
 		d.sha256 = hex.EncodeToString(sum[:])
 		path := "docs/BENCH.md"
-		e.gh.AddFile("bench", d.repo, benchCommit, path, d.content)
+		e.gh.AddFileInGitHubOrder("bench", d.repo, benchCommit, path, d.content)
 		if _, err := db.LinkRepository(ctx, store.NewRepository{ProjectID: project.ID, GitHubOwner: "bench",
 			GitHubRepository: d.repo, GitHubInstallationID: e.gh.Binding("bench", d.repo).InstallationID}); err != nil {
 			t.Fatal(err)

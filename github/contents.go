@@ -82,11 +82,8 @@ func (c *Client) getFile(ctx context.Context, b Binding, path, commitSHA string,
 	var f *File
 	var sum [sha256.Size]byte
 	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
-		body, err := readBody(resp, MaxContentsResponse)
-		if err != nil {
-			return err
-		}
-		f, sum, err = decodeContentsSum(body, path, withSHA256)
+		var err error
+		f, sum, err = readContents(resp, path, withSHA256)
 		return err
 	})
 	if err != nil {

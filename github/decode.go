@@ -21,8 +21,9 @@ type contentsObject struct {
 	// content is the raw body of the "content" string, between its quotes
 	// and still escaped (contentKind '"'); contentKind is 0 when the member
 	// is absent, 'n' for null and 'x' for any other kind of value.
-	content     []byte
-	contentKind byte
+	content      []byte
+	contentStart int // index of content in the body
+	contentKind  byte
 }
 
 // errMalformed is every syntax error of a contents body.
@@ -88,6 +89,7 @@ func parseContentsObject(body []byte) (contentsObject, bool) {
 			bit = seenContent
 			switch s.next() {
 			case '"':
+				obj.contentStart = s.i + 1
 				obj.content, ok = s.rawStringEnd()
 				obj.contentKind = '"'
 			case 'n':
@@ -144,6 +146,12 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 // decodeContentsSum is decodeContents that also returns the SHA-256 of the
 // content when withSHA256 is set (computed beside the decoding).
 func decodeContentsSum(body []byte, wantPath string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
+	return decodeContentsStreamed(body, wantPath, withSHA256, nil)
+}
+
+// decodeContentsStreamed is decodeContentsSum on a body whose content string
+// st (stream.go) decoded while it arrived, and emptied; st may be nil.
+func decodeContentsStreamed(body []byte, wantPath string, withSHA256 bool, st *contentStream) (*File, [sha256.Size]byte, error) {
 	var none [sha256.Size]byte
 	obj, ok := parseContentsObject(body)
 	if !ok {
@@ -196,9 +204,25 @@ func decodeContentsSum(body []byte, wantPath string, withSHA256 bool) (*File, [s
 		if obj.encoding == nil || *obj.encoding != "base64" {
 			return refuse(fmt.Errorf("%w: unsupported content encoding", ErrUnavailable))
 		}
-		var err error
-		if d, err = decodeContent(obj.content, int(size), withSHA256); err != nil {
-			return nil, none, err
+		streamed, ok, err := st.outcome(obj, int(size))
+		switch {
+		case ok:
+			if err != nil {
+				return nil, none, err
+			}
+			d = streamed
+		case st != nil && st.done:
+			// The parse disagrees with the stream about where the content
+			// is; it cannot (same bytes, same scanner), and the content is
+			// gone: refuse.
+			return nil, none, errMalformed
+		default:
+			if st != nil {
+				st.digests.finish(0) // not used: stop its goroutines first
+			}
+			if d, err = decodeContent(obj.content, int(size), withSHA256); err != nil {
+				return nil, none, err
+			}
 		}
 	}
 	if !isSHA1Hex(obj.sha) || hex.EncodeToString(d.blobSHA[:]) != obj.sha {

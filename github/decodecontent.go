@@ -164,19 +164,10 @@ const lineLen = 62
 // Words are loaded and stored in increasing order, so moving left is safe
 // even when the ranges overlap: each store ends before the next load starts.
 func moveLines(raw []byte, i, w int) int {
-	const bs = 0x5c5c5c5c5c5c5c5c // backslashes
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	n := 0
 	for ; i+lineLen <= len(raw) && raw[i+60] == '\\' && raw[i+61] == 'n'; i, w, n = i+lineLen, w+lineLen-2, n+1 {
 		line := raw[i : i+60 : i+60]
-		var any uint64
-		for k := 0; k < 56; k += 8 {
-			x := binary.LittleEndian.Uint64(line[k:]) ^ bs
-			any |= (x - lo) &^ x & hi // a zero byte: a backslash in line
-		}
-		tail := binary.LittleEndian.Uint32(line[56:]) ^ 0x5c5c5c5c
-		any |= uint64((tail - 0x01010101) &^ tail & 0x80808080)
-		if any != 0 {
+		if !plainLine(line, false) {
 			return n
 		}
 		dst := raw[w : w+60 : w+60]
@@ -186,6 +177,32 @@ func moveLines(raw []byte, i, w int) int {
 		binary.LittleEndian.PutUint32(dst[56:], binary.LittleEndian.Uint32(line[56:]))
 	}
 	return n
+}
+
+// plainLine reports whether the 60 bytes of line hold no backslash and, if
+// quote is set, no '"', a word at a time: XOR with the byte sought turns it
+// into a zero byte, and (x - 0x01…) &^ x & 0x80… is non-zero exactly when x
+// has a zero byte.
+func plainLine(line []byte, quote bool) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var found uint64
+	for k := 0; k < 56; k += 8 {
+		w := binary.LittleEndian.Uint64(line[k:])
+		x := w ^ 0x5c5c5c5c5c5c5c5c
+		found |= (x - lo) &^ x & hi
+		if quote {
+			y := w ^ 0x2222222222222222
+			found |= (y - lo) &^ y & hi
+		}
+	}
+	t := binary.LittleEndian.Uint32(line[56:60])
+	x := t ^ 0x5c5c5c5c
+	tail := (x - 0x01010101) &^ x & 0x80808080
+	if quote {
+		y := t ^ 0x22222222
+		tail |= (y - 0x01010101) &^ y & 0x80808080
+	}
+	return found == 0 && tail == 0
 }
 
 // hasRawJSONError reports whether b, characters taken from a JSON string

@@ -21,7 +21,8 @@ import (
 // goroutines and the decoder never touch the same bytes.
 type digests struct {
 	buf      []byte
-	blob     hash.Hash
+	blob     hash.Hash // nil while the size, which git hashes first, is unknown
+	blobEnd  int       // buf[:blobEnd] went through blob
 	sum      hash.Hash // nil unless the SHA-256 is wanted
 	nul      bool      // a NUL byte was seen
 	invalid  bool      // invalid UTF-8 was seen
@@ -38,12 +39,21 @@ const parallelFrom = 2 * chunk
 
 // newDigests prepares for size bytes of content that will appear in buf.
 func newDigests(buf []byte, size int, withSHA256 bool) *digests {
-	d := &digests{buf: buf, blob: sha1.New()}
-	d.blob.Write([]byte("blob " + strconv.Itoa(size) + "\x00"))
+	return startDigests(buf, size, size >= parallelFrom, withSHA256)
+}
+
+// startDigests is newDigests for content whose size may not be known yet
+// (size < 0): the SHA-1, which begins with the size, then waits for finish.
+func startDigests(buf []byte, size int, parallel, withSHA256 bool) *digests {
+	d := &digests{buf: buf}
+	if size >= 0 {
+		d.blob = sha1.New()
+		d.blob.Write([]byte("blob " + strconv.Itoa(size) + "\x00"))
+	}
 	if withSHA256 {
 		d.sum = sha256.New()
 	}
-	if size < parallelFrom {
+	if !parallel {
 		return d
 	}
 	d.blobCh = make(chan [2]int, 32)
@@ -88,7 +98,10 @@ func (d *digests) add(a, b int) {
 // verdict, because no character can continue across such a byte.
 func (d *digests) blobPiece(a, b int) {
 	p := d.buf[a:b]
-	d.blob.Write(p)
+	if d.blob != nil {
+		d.blob.Write(p)
+		d.blobEnd = b
+	}
 	d.nul = d.nul || bytes.IndexByte(p, 0) >= 0
 	cut := b
 	for i := b - 1; i >= max(a, b-utf8.UTFMax) && i >= d.checked; i-- {
@@ -117,5 +130,13 @@ func (d *digests) finish(end int) {
 	}
 	if end >= d.checked {
 		d.invalid = d.invalid || !utf8.Valid(d.buf[d.checked:end])
+	}
+	if d.blob == nil { // the size is known now: it is end
+		d.blob = sha1.New()
+		d.blob.Write([]byte("blob " + strconv.Itoa(end) + "\x00"))
+	}
+	if d.blobEnd < end {
+		d.blob.Write(d.buf[d.blobEnd:end])
+		d.blobEnd = end
 	}
 }
