@@ -35,9 +35,10 @@ type File struct {
 	// Size is len(Content), at most MaxFileSize.
 	Size int
 	// Content is the file: valid UTF-8 without NUL bytes. A UTF-8 byte order
-	// mark is kept as it is. It shares memory with the response body it was
-	// decoded from (in place), so keeping it keeps that buffer (at most
-	// MaxContentsResponse bytes); copy what must outlive the read.
+	// mark is kept as it is. A large file is decoded while the answer
+	// arrives, into a buffer of its own; a small one (or an answer the
+	// stream gives up on) in place, sharing the buffer of the answer (at
+	// most MaxContentsResponse bytes), which keeping Content keeps.
 	Content []byte
 }
 
