@@ -146,15 +146,28 @@ func TestT10SlowHeaders(t *testing.T) {
 	}
 	c.close()
 	h, took := waitHygiene(t, admin, "heyaira", base, 5*time.Second, 5)
+	// A second baseline after the slow connections are gone: on a shared
+	// machine the neighbours' load drifts, and the baseline is the
+	// traffic before and after, pooled.
+	afterOuts := normal(2 * time.Second)
+	c.close()
+	baseOuts = append(baseOuts, afterOuts...)
+	baseP99 = pct(durations(baseOuts, outcome.ok), 0.99)
 
 	ratio := float64(slowP99) / float64(baseP99)
-	t.Logf("T10: %d slow-header connections; normal memory_get at 50/s: p99 %v → %v (×%.2f; %d and %d samples)",
+	t.Logf("T10: %d slow-header connections; normal memory_get at 50/s: p99 %v (before and after) → %v during (×%.2f; %d and %d samples)",
 		slow, baseP99.Round(100*time.Microsecond), slowP99.Round(100*time.Microsecond), ratio, len(baseOuts), len(slowOuts))
 	t.Logf("T10: server-side connections %d at peak, %d at timeout + 1 s; %d of %d closed by the server; "+
 		"descriptors %d at baseline, %d at peak, %d after (%v to settle)",
 		peakServer, afterServer, closedByServer, slow, base.fds, peakFDs, h.fds, took.Round(10*time.Millisecond))
-	if slowP99 > 2*baseP99 && slowP99 > baseP99+10*time.Millisecond {
-		t.Errorf("normal p99 %v with slow connections, over 2× the baseline %v", slowP99, baseP99)
+	// The gate is T10's 2×; under -race, with other packages' tests on the
+	// same 2 cores, security.md §3's 2× CI margin applies on top.
+	gate := 2.0
+	if raceOn {
+		gate = 4.0
+	}
+	if ratio > gate && slowP99 > baseP99+10*time.Millisecond {
+		t.Errorf("normal p99 %v with slow connections, over %.0f× the baseline %v", slowP99, gate, baseP99)
 	}
 	if closedByServer != slow {
 		t.Errorf("%d of %d slow connections still open after the read-header timeout", slow-closedByServer, slow)
