@@ -128,9 +128,10 @@ func TestT7GitHubHang(t *testing.T) {
 				minD = d
 			}
 			maxD = max(maxD, d)
-			if d < deadline*9/10 || d > deadline*11/10+500*time.Millisecond {
-				t.Errorf("read ended after %v, want the %v deadline ±10%%", d, deadline)
+			if d < deadline*9/10 {
+				t.Errorf("read ended after %v, before the %v deadline", d, deadline)
 			}
+			perfGate(t, d <= deadline*11/10+500*time.Millisecond, "read ended after %v, want the %v deadline +10%%", d, deadline)
 		case "rate_limited":
 			limited++
 		default:
@@ -167,9 +168,7 @@ func TestT7GitHubHang(t *testing.T) {
 	t.Logf("T7 bulkhead: all probes p50 %v p99 %v during the hang (before: p50 %v p99 %v; %d samples; gate %v)",
 		pct(all, 0.5).Round(100*time.Microsecond), pct(all, 0.99).Round(100*time.Microsecond),
 		pct(allBase, 0.5).Round(100*time.Microsecond), pct(allBase, 0.99).Round(100*time.Microsecond), len(all), gate)
-	if p := pct(all, 0.99); p > gate {
-		t.Errorf("probe p99 %v during the GitHub hang, want ≤ %v", p, gate)
-	}
+	perfGate(t, pct(all, 0.99) <= gate, "probe p99 %v during the GitHub hang, want ≤ %v", pct(all, 0.99), gate)
 	gh.ClearFaults()
 	if o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source}); !o.ok() {
 		t.Errorf("first read after recovery: %+v", o)
@@ -258,9 +257,10 @@ func TestPF04NoTLSHandshake(t *testing.T) {
 	o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source})
 	d := o.end.Sub(o.start)
 	t.Logf("PF-04: read behind a silent TLS peer: %s after %v (deadline 1s)", o.code, d.Round(time.Millisecond))
-	if o.code != "provider_unavailable" || d < 900*time.Millisecond || d > 2*time.Second {
+	if o.code != "provider_unavailable" || d < 900*time.Millisecond {
 		t.Errorf("read: %s after %v, want provider_unavailable at the 1s deadline", o.code, d)
 	}
+	perfGate(t, d <= 2*time.Second, "read: provider_unavailable after %v, want about the 1s deadline", d)
 	if m := c.toolCall(s.access, "memory_get", map[string]any{"key": "nothing"}); m.code != "not_found" {
 		t.Errorf("memory tool meanwhile: %+v", m)
 	}

@@ -169,9 +169,8 @@ func TestT10SlowHeaders(t *testing.T) {
 	if raceOn {
 		gate = 4.0
 	}
-	if ratio > gate && slowP99 > baseP99+10*time.Millisecond {
-		t.Errorf("normal p99 %v with slow connections, over %.0f× the baseline %v", slowP99, gate, baseP99)
-	}
+	perfGate(t, ratio <= gate || slowP99 <= baseP99+10*time.Millisecond,
+		"normal p99 %v with slow connections, over %.0f× the baseline %v", slowP99, gate, baseP99)
 	if closedByServer != slow {
 		t.Errorf("%d of %d slow connections still open after the read-header timeout", slow-closedByServer, slow)
 	}

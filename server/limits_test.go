@@ -78,9 +78,11 @@ func TestStoreDeadline(t *testing.T) {
 	}
 	start := time.Now()
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "store_unavailable")
-	if d := time.Since(start); d < store.QueryTimeout || d > store.QueryTimeout+2*time.Second {
-		t.Errorf("failed after %v, want about %v", d, store.QueryTimeout)
+	d := time.Since(start)
+	if d < store.QueryTimeout {
+		t.Errorf("failed after %v, before the %v deadline", d, store.QueryTimeout)
 	}
+	perfGate(t, d <= store.QueryTimeout+2*time.Second, "failed after %v, want about %v", d, store.QueryTimeout)
 	if strings.Contains(e.logs.String(), "LOCK") {
 		t.Error("SQL text reached the logs")
 	}

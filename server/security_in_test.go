@@ -145,9 +145,8 @@ func TestIN09DeepNestingAndHugeHeaders(t *testing.T) {
 		if r.status != 400 || !strings.Contains(string(r.raw), `"code":-32600`) {
 			t.Errorf("%s: HTTP %d %.200s", name, r.status, r.raw)
 		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%s took %v", name, d)
-		}
+		d := time.Since(start)
+		perfGate(t, d <= 2*time.Second, "%s took %v", name, d)
 	}
 	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
