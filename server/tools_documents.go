@@ -149,47 +149,56 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 	}
 	sourceID := *args.SourceID
 	addLog(ctx, slog.String("source", sourceID))
-	// A malformed id is answered exactly like an unknown one.
-	if !uuidRE.MatchString(sourceID) {
-		return nil, errSourceNotFound
-	}
-	var cur *cursor.Cursor
-	if args.Cursor != nil {
-		c, err := d.cursors.Decode(*args.Cursor, d.now())
-		if err != nil {
-			return nil, err
-		}
-		// A cursor continues exactly one read: same kind, project, caller and source.
-		if c.Kind != cursorKindDoc || c.Project != p.auth.ProjectID || c.Principal != p.subject() || c.Source != sourceID {
-			return nil, cursor.ErrInvalid
-		}
-		cur = &c
-	}
-	src, err := d.source(ctx, p.auth.ProjectID, sourceID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, errSourceNotFound
-	case err != nil:
-		return nil, err
-	case src.RevokedAt != nil:
-		return nil, newCoded("source_revoked", "the document source has been revoked")
-	case src.RepositoryRevokedAt != nil:
-		return nil, newCoded("repository_revoked", "the source's repository has been unlinked from the project")
-	case src.CommitSHA == nil:
-		return nil, newCoded("source_requires_dispatch", "the source tracks a branch; it is read only through workflow dispatch")
-	}
-	if cur != nil && (cur.Commit != *src.CommitSHA || cur.Path != src.Path) {
-		return nil, cursor.ErrInvalid
-	}
-	res, err := d.read(ctx, p, src, cur, args.StartByte, args.MaxBytes)
-	// Fail closed: content whose read could not be audited is not returned.
-	if auditErr := d.audit(ctx, p, src, res, err); auditErr != nil && err == nil {
+	src, res, err := d.resolveAndRead(ctx, p, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
+	// Every read that names a source is audited, refused ones included (another
+	// project's id, a forged cursor). Fail closed: content whose read could not
+	// be audited is not returned.
+	if auditErr := d.audit(ctx, p, sourceID, src, res, err); auditErr != nil && err == nil {
 		return nil, auditErr
 	}
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// resolveAndRead checks the cursor and the source's state, then reads. src is
+// nil unless the source exists in the caller's project.
+func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
+	// A malformed id is answered exactly like an unknown one.
+	if !uuidRE.MatchString(sourceID) {
+		return nil, nil, errSourceNotFound
+	}
+	var cur *cursor.Cursor
+	if cursorArg != nil {
+		c, err := d.cursors.Decode(*cursorArg, d.now())
+		if err != nil {
+			return nil, nil, err
+		}
+		// A cursor continues exactly one read: same kind, project, caller and source.
+		if c.Kind != cursorKindDoc || c.Project != p.auth.ProjectID || c.Principal != p.subject() || c.Source != sourceID {
+			return nil, nil, cursor.ErrInvalid
+		}
+		cur = &c
+	}
+	src, err := d.source(ctx, p.auth.ProjectID, sourceID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil, errSourceNotFound
+	case err != nil:
+		return nil, nil, err
+	case src.RevokedAt != nil:
+		return &src, nil, newCoded("source_revoked", "the document source has been revoked")
+	case src.RepositoryRevokedAt != nil:
+		return &src, nil, newCoded("repository_revoked", "the source's repository has been unlinked from the project")
+	case src.CommitSHA == nil:
+		return &src, nil, newCoded("source_requires_dispatch", "the source tracks a branch; it is read only through workflow dispatch")
+	}
+	if cur != nil && (cur.Commit != *src.CommitSHA || cur.Path != src.Path) {
+		return &src, nil, cursor.ErrInvalid
+	}
+	res, err := d.read(ctx, p, src, cur, startArg, maxArg)
+	return &src, res, err
 }
 
 // source returns the project's source, as read with the bearer token when
@@ -257,9 +266,19 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 
 // audit records every document read that reached the provider: who, which
 // source and commit, the byte range and hashes, and the outcome. Never content.
-func (d *documentTools) audit(ctx context.Context, p principal, src store.DocumentSource, res *documentResult, readErr error) error {
+func (d *documentTools) audit(ctx context.Context, p principal, sourceID string, src *store.DocumentSource, res *documentResult, readErr error) error {
 	outcome := store.OutcomeOK
-	details := map[string]any{"commit_sha": *src.CommitSHA, "path": src.Path}
+	details := map[string]any{}
+	if src != nil {
+		// Only what the caller's own project holds; nothing about other projects.
+		details["path"] = src.Path
+		if src.CommitSHA != nil {
+			details["commit_sha"] = *src.CommitSHA
+		}
+	}
+	if !uuidRE.MatchString(sourceID) {
+		sourceID = "" // a malformed id is the caller's text: not stored
+	}
 	if readErr != nil {
 		outcome, _ = classify(readErr)
 	} else {
@@ -271,7 +290,7 @@ func (d *documentTools) audit(ctx context.Context, p principal, src store.Docume
 	}
 	return d.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{
 		Actor: p.subject(), Action: "document.read", ProjectID: p.auth.ProjectID,
-		Target: src.ID, Outcome: outcome, Details: details,
+		Target: sourceID, Outcome: outcome, Details: details,
 	})
 }
 
