@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -419,6 +420,45 @@ func (e *benchEnv) fds() int {
 		e.t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// sockets counts the server's TCP connections to the fake GitHub and from
+// clients to its own port, by matching the socket inodes of
+// /proc/<pid>/fd against /proc/net/tcp: the pools are told apart from what
+// a request would leak.
+func (e *benchEnv) sockets() (github, clients int) {
+	inodes := map[string]bool{}
+	dir := fmt.Sprintf("/proc/%d/fd", e.serverPID())
+	ents, _ := os.ReadDir(dir)
+	for _, ent := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, ent.Name())); err == nil {
+			if in, ok := strings.CutPrefix(l, "socket:["); ok {
+				inodes[strings.TrimSuffix(in, "]")] = true
+			}
+		}
+	}
+	port := func(raw string) string { // as /proc/net/tcp writes it
+		u, _ := url.Parse(raw)
+		n, _ := strconv.Atoi(u.Port())
+		return fmt.Sprintf("%04X", n)
+	}
+	ghPort, ownPort := port(e.gh.URL()), port(e.base)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fl := strings.Fields(line)
+			if len(fl) < 10 || !inodes[fl[9]] || fl[3] == "0A" { // 0A: listening
+				continue
+			}
+			switch {
+			case strings.HasSuffix(fl[2], ":"+ghPort):
+				github++
+			case strings.HasSuffix(fl[1], ":"+ownPort):
+				clients++
+			}
+		}
+	}
+	return github, clients
 }
 
 // cpu returns the CPU time used so far by the server and by this process
