@@ -117,7 +117,10 @@ func plainJSON(body []byte) bool {
 			return true
 		}
 		name := strings.ToLower(tok.(string))
-		if seen[name] {
+		// encoding/json matches member names case-insensitively and the
+		// scanner exactly, so a name in another case ("TYPE") is not plain:
+		// both refuse such bodies, but possibly with different codes.
+		if seen[name] || name != tok.(string) {
 			return false
 		}
 		seen[name] = true
