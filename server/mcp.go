@@ -152,6 +152,21 @@ func wantsSSE(accept string) bool {
 }
 
 func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
+	if r, ok := v.(rpcResponse); ok && !sse {
+		if pre, ok := r.Result.(encodedResult); ok {
+			// The id was validated by parseMessage and the result encoded by
+			// toolResult: both are JSON already.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`)
+			w.Write(r.ID)
+			io.WriteString(w, `,"result":`)
+			w.Write(pre)
+			io.WriteString(w, "}")
+			return
+		}
+	}
 	if !sse {
 		writeJSON(w, http.StatusOK, v)
 		return

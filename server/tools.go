@@ -184,16 +184,32 @@ type textContent struct {
 	Text string `json:"text"`
 }
 
-// toolResult returns v as structuredContent and as one text block holding the same JSON.
-func toolResult(v any) (*callToolResult, error) {
+// encodedResult is a result already encoded as JSON by this package.
+// writeRPCResponse copies it into the envelope as is: a 64 KiB fragment is
+// escaped once for structuredContent and once more for the text block, and
+// never parsed again.
+type encodedResult []byte
+
+// MarshalJSON lets other writers (the SSE path) embed it; they re-validate it.
+func (e encodedResult) MarshalJSON() ([]byte, error) { return e, nil }
+
+// toolResult returns v as structuredContent and as one text block holding the
+// same JSON, in the shape of callToolResult.
+func toolResult(v any) (encodedResult, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return &callToolResult{
-		Content:           []textContent{{Type: "text", Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}, nil
+	text, err := json.Marshal(string(b))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(text)+len(b)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = append(out, text...)
+	out = append(out, `}],"structuredContent":`...)
+	out = append(out, b...)
+	return append(out, '}'), nil
 }
 
 // toolError is a failure inside a tool: a stable code and a public message.
