@@ -1,47 +1,11 @@
 package catalog
 
 import (
-	"fmt"
-	"net/http"
 	"os"
-	"runtime"
-	"strings"
 	"testing"
-	"time"
+
+	"heyaira/store/storetest"
 )
 
-// TestMain adds the standard-library goroutine-leak check of security.md
-// LD-05 to this package's tests: after they all pass, every goroutine they
-// started must end within 5 s (idle HTTP connections are closed first).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "LD-05: goroutines still running 5 s after the tests ended:\n\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// leakedGoroutines waits up to d for the goroutines the tests started to
-// end, and returns the stacks of those that did not.
-func leakedGoroutines(d time.Duration) string {
-	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 4<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var left []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if !strings.Contains(g, "leakedGoroutines") && !strings.Contains(g, "testing.(*M).") &&
-				!strings.Contains(g, "os/signal.") && !strings.Contains(g, "runtime.ensureSigM") {
-				left = append(left, g)
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return strings.Join(left, "\n\n")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// TestMain adds the goroutine-leak check of security.md LD-05.
+func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }

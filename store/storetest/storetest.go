@@ -1,4 +1,6 @@
-// Package storetest gives tests a fresh, migrated PostgreSQL database.
+// Package storetest holds the test helpers every package shares: a fresh,
+// migrated PostgreSQL database per test, and the goroutine-leak check
+// (MainWithLeakCheck).
 //
 // It needs HEYAIRA_F1_E2E_DATABASE_URL, which scripts/test always sets to a
 // database in a throwaway cluster. Each call creates a new database (from a
