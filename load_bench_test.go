@@ -37,7 +37,17 @@ type benchConfig struct {
 	// cpuProfile, if set, is where a CPU profile of the server during the
 	// 1 MiB latency run is written (HEYAIRA_BENCH_CPU_PROFILE).
 	cpuProfile string
+	// sizes are the documents measured (HEYAIRA_BENCH_SIZES, e.g. "1 MiB";
+	// all of benchSizes when unset).
+	sizes map[string]int
+	// phases are the phases run (HEYAIRA_BENCH_PHASES, a comma list of
+	// latency, soak, memory, saturation; all when unset). The per-call
+	// counts always run: they are cheap and warm every pool.
+	phases map[string]bool
 }
+
+// benchPhases are the phases of a full run, in the order they run.
+var benchPhases = []string{"latency", "soak", "memory", "saturation"}
 
 func loadBenchConfig(t *testing.T) benchConfig {
 	t.Helper()
@@ -71,7 +81,41 @@ func loadBenchConfig(t *testing.T) benchConfig {
 		memFor:     dur("HEYAIRA_BENCH_MEMORY_DURATION", 10*time.Second),
 		report:     os.Getenv("HEYAIRA_BENCH_REPORT"),
 		cpuProfile: os.Getenv("HEYAIRA_BENCH_CPU_PROFILE"),
+		sizes:      benchPick(t, "HEYAIRA_BENCH_SIZES", benchSizes),
+		phases:     benchPickPhases(t),
 	}
+}
+
+// benchPick is the subset of all named by the comma list in env k, or all.
+func benchPick(t *testing.T, k string, all map[string]int) map[string]int {
+	t.Helper()
+	v := os.Getenv(k)
+	if v == "" {
+		return all
+	}
+	picked := map[string]int{}
+	for _, name := range strings.Split(v, ",") {
+		name = strings.TrimSpace(name)
+		n, ok := all[name]
+		if !ok {
+			t.Fatalf("%s: unknown %q", k, name)
+		}
+		picked[name] = n
+	}
+	return picked
+}
+
+func benchPickPhases(t *testing.T) map[string]bool {
+	t.Helper()
+	all := map[string]int{}
+	for i, p := range benchPhases {
+		all[p] = i
+	}
+	picked := map[string]bool{}
+	for p := range benchPick(t, "HEYAIRA_BENCH_PHASES", all) {
+		picked[p] = true
+	}
+	return picked
 }
 
 // benchSizes are the documents of the table.
@@ -82,8 +126,15 @@ func TestBench(t *testing.T) {
 		t.Skip("load harness, not a test: scripts/bench runs it (HEYAIRA_BENCH=1); it takes minutes and writes the table of docs/performance.md")
 	}
 	cfg := loadBenchConfig(t)
+	for phase, needs := range map[string][]string{"soak": {"1 KiB", "16 KiB"}, "memory": {"1 MiB"}} {
+		for _, size := range needs {
+			if _, ok := cfg.sizes[size]; cfg.phases[phase] && !ok {
+				t.Fatalf("phase %s reads the %s document: add it to HEYAIRA_BENCH_SIZES", phase, size)
+			}
+		}
+	}
 	load0 := benchLoadAvg()
-	e := newBenchEnv(t, cfg.conns, cfg.latency, benchSizes)
+	e := newBenchEnv(t, cfg.conns, cfg.latency, cfg.sizes)
 	var r strings.Builder
 	fmt.Fprintf(&r, "# scripts/bench, %s\n\n%s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), benchMachine(t))
 	fmt.Fprintf(&r, "Fake GitHub latency %v; %d driver connections, one principal each; open loop.\n\n", cfg.latency, cfg.conns)
@@ -91,10 +142,21 @@ func TestBench(t *testing.T) {
 	// The saturation steps come last: they leave the server's connection
 	// pools at their largest, which would blur the soak's baseline.
 	counts := benchCounters(t, e, 60)
-	table := benchLatencyTable(e, cfg)
-	soak := benchSoak(t, e, cfg)
-	memory := benchMemory(t, e, cfg)
-	sat := benchSaturation(e, cfg, table)
+	var table []benchRow
+	var soak, memory string
+	sat := map[*benchDoc]benchSat{}
+	if cfg.phases["latency"] {
+		table = benchLatencyTable(e, cfg)
+	}
+	if cfg.phases["soak"] {
+		soak = benchSoak(t, e, cfg)
+	}
+	if cfg.phases["memory"] {
+		memory = benchMemory(t, e, cfg)
+	}
+	if cfg.phases["saturation"] {
+		sat = benchSaturation(e, cfg, table)
+	}
 	r.WriteString(benchTableMarkdown(e, table, sat, cfg))
 	r.WriteString(soak)
 	r.WriteString(memory)

@@ -36,9 +36,10 @@ type File struct {
 	Size int
 	// Content is the file: valid UTF-8 without NUL bytes. A UTF-8 byte order
 	// mark is kept as it is. A large file is decoded while the answer
-	// arrives, into a buffer of its own; a small one (or an answer the
-	// stream gives up on) in place, sharing the buffer of the answer (at
-	// most MaxContentsResponse bytes), which keeping Content keeps.
+	// arrives, into a buffer of its own (lent only for the call, by
+	// WithFile); a small one (or an answer the stream gives up on) in place,
+	// sharing the buffer of the answer (at most MaxContentsResponse bytes),
+	// which keeping Content keeps.
 	Content []byte
 }
 
@@ -52,7 +53,7 @@ type File struct {
 // (ErrUnconfigured). The response is bounded, and accepted only as a regular
 // file whose path, size, blob SHA-1 and encoding agree (see the package doc).
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
-	f, _, err := c.getFile(ctx, b, path, commitSHA, false)
+	f, _, _, err := c.getFile(ctx, b, path, commitSHA, false, false)
 	return f, err
 }
 
@@ -61,36 +62,41 @@ func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string)
 // another goroutine for a large file), which costs a caller that needs it
 // less wall time than hashing the returned content afterwards.
 func (c *Client) GetFileSHA256(ctx context.Context, b Binding, path, commitSHA string) (*File, [sha256.Size]byte, error) {
-	return c.getFile(ctx, b, path, commitSHA, true)
+	f, sum, _, err := c.getFile(ctx, b, path, commitSHA, true, false)
+	return f, sum, err
 }
 
-func (c *Client) getFile(ctx context.Context, b Binding, path, commitSHA string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
+// getFile is GetFile, GetFileSHA256 and WithFile. With lend, a large file
+// may be decoded into a pooled buffer, returned as lent: the caller gives it
+// back (returnBuffer) once done with the content.
+func (c *Client) getFile(ctx context.Context, b Binding, path, commitSHA string, withSHA256, lend bool) (*File, [sha256.Size]byte, *[]byte, error) {
 	const op = "github: get file"
 	var none [sha256.Size]byte
 	if err := validateBinding(b); err != nil {
-		return nil, none, withOp(op, err)
+		return nil, none, nil, withOp(op, err)
 	}
 	if err := ValidatePath(path); err != nil {
-		return nil, none, withOp(op, err)
+		return nil, none, nil, withOp(op, err)
 	}
 	if err := ValidateCommitSHA(commitSHA); err != nil {
-		return nil, none, withOp(op, err)
+		return nil, none, nil, withOp(op, err)
 	}
 	if err := c.configured(op, b); err != nil {
-		return nil, none, err
+		return nil, none, nil, err
 	}
 	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
 	var f *File
 	var sum [sha256.Size]byte
+	var lent *[]byte
 	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
 		var err error
-		f, sum, err = readContents(resp, path, withSHA256)
+		f, sum, lent, err = readContents(resp, path, withSHA256, lend)
 		return err
 	})
 	if err != nil {
-		return nil, none, withOp(op, err)
+		return nil, none, nil, withOp(op, err)
 	}
-	return f, sum, nil
+	return f, sum, lent, nil
 }
 
 // call runs one authenticated GET with the 401-retry rule and hands a 200

@@ -55,8 +55,11 @@ const (
 
 // readContents reads a contents answer through MaxContentsResponse, with
 // readBody's limits and errors, and decodes it as decodeContentsSum does.
-func readContents(resp *http.Response, wantPath string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
-	return decodeStream(resp.Request.Context(), resp.Body, resp.ContentLength, wantPath, withSHA256)
+// With lend, a streamed file is decoded into a pooled buffer, returned as
+// lent when the file is in it (lend.go).
+func readContents(resp *http.Response, wantPath string, withSHA256, lend bool) (*File, [sha256.Size]byte, *[]byte, error) {
+	return decodeStreamLending(resp.Request.Context(), resp.Body, resp.ContentLength, wantPath, withSHA256,
+		streamFrom, prefixWindow, lend)
 }
 
 // decodeStream is readContents on a body reader and its Content-Length (-1
@@ -69,11 +72,28 @@ func decodeStream(ctx context.Context, body io.Reader, contentLength int64, want
 // tests can stream small bodies.
 func decodeStreamFrom(ctx context.Context, body io.Reader, contentLength int64, wantPath string, withSHA256 bool,
 	from int64, window int) (*File, [sha256.Size]byte, error) {
+	f, sum, _, err := decodeStreamLending(ctx, body, contentLength, wantPath, withSHA256, from, window, false)
+	return f, sum, err
+}
+
+// decodeStreamLending is decodeStreamFrom that, with lend, decodes a
+// streamed file into a pooled buffer. The buffer is returned as lent if the
+// file is in it, and otherwise given back here, after the digests have
+// stopped reading it.
+func decodeStreamLending(ctx context.Context, body io.Reader, contentLength int64, wantPath string, withSHA256 bool,
+	from int64, window int, lend bool) (f *File, sum [sha256.Size]byte, lent *[]byte, err error) {
 	var none [sha256.Size]byte
 	const limit = MaxContentsResponse
 	if contentLength > limit {
-		return nil, none, fmt.Errorf("%w: Content-Length %d over %d", ErrResponseTooLarge, contentLength, limit)
+		return nil, none, nil, fmt.Errorf("%w: Content-Length %d over %d", ErrResponseTooLarge, contentLength, limit)
 	}
+	// Deferred first, so run last: after the digests have finished.
+	defer func() {
+		if lent != nil && (err != nil || !lentHolds(lent, f.Content)) {
+			returnBuffer(lent)
+			lent = nil
+		}
+	}()
 	whole := int64(bytes.MinRead)
 	if contentLength >= 0 {
 		// Room for the final zero-length read, so the buffer never grows.
@@ -102,7 +122,10 @@ func decodeStreamFrom(ctx context.Context, body io.Reader, contentLength int64, 
 		received += n
 		if maybe && len(buf) >= window {
 			maybe = false
-			st = startStream(buf, withSHA256)
+			st = startStream(buf, withSHA256, lend)
+			if st != nil {
+				lent = st.lent
+			}
 		}
 		if st != nil && !st.done {
 			buf = st.feed(buf)
@@ -125,12 +148,13 @@ func decodeStreamFrom(ctx context.Context, body io.Reader, contentLength int64, 
 		}
 	}
 	if received > limit {
-		return nil, none, fmt.Errorf("%w: body over %d bytes", ErrResponseTooLarge, limit)
+		return nil, none, lent, fmt.Errorf("%w: body over %d bytes", ErrResponseTooLarge, limit)
 	}
 	if readErr != nil {
-		return nil, none, fmt.Errorf("%w: reading body: %s", ErrUnavailable, transportError(ctx, readErr))
+		return nil, none, lent, fmt.Errorf("%w: reading body: %s", ErrUnavailable, transportError(ctx, readErr))
 	}
-	return decodeContentsStreamed(buf, wantPath, withSHA256, st)
+	f, sum, err = decodeContentsStreamed(buf, wantPath, withSHA256, st)
+	return f, sum, lent, err
 }
 
 // contentStream is the content string decoded while it arrives.
@@ -142,13 +166,15 @@ type contentStream struct {
 	out     []byte // the content decoded so far; its capacity never changes
 	size    int    // the size the answer announced before the content, or -1
 	digests *digests
-	failed  bool // abandoned: giveBack restores what was consumed
-	done    bool // the closing quote came: the body holds an empty string instead
+	lent    *[]byte // out's pooled buffer, when lent (lend.go)
+	failed  bool    // abandoned: giveBack restores what was consumed
+	done    bool    // the closing quote came: the body holds an empty string instead
 }
 
 // startStream finds where the content string starts, and prepares to decode
-// it, or returns nil when the answer is not one to stream.
-func startStream(buf []byte, withSHA256 bool) *contentStream {
+// it, or returns nil when the answer is not one to stream. With lend it
+// decodes into a pooled buffer (lend.go).
+func startStream(buf []byte, withSHA256, lend bool) *contentStream {
 	start, size, ok := locateContent(buf)
 	if !ok || size > MaxFileSize {
 		return nil
@@ -159,8 +185,13 @@ func startStream(buf []byte, withSHA256 bool) *contentStream {
 	}
 	// Padded base64 decodes into DecodedLen bytes before the padding is
 	// taken off: 2 more at most.
-	st := &contentStream{start: start, i: start, size: int(size),
-		b64: make([]byte, 0, batch+lineLen), out: make([]byte, 0, room+2)}
+	st := &contentStream{start: start, i: start, size: int(size), b64: make([]byte, 0, batch+lineLen)}
+	if lend {
+		st.lent = borrowBuffer()
+		st.out = (*st.lent)[: 0 : room+2]
+	} else {
+		st.out = make([]byte, 0, room+2)
+	}
 	st.digests = startDigests(st.out[:cap(st.out)], st.size, true, withSHA256)
 	return st
 }

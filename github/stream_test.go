@@ -57,18 +57,25 @@ func githubOrder(tb testing.TB, obj map[string]any) []byte {
 
 // checkStreamMatchesWhole decodes body whole and streamed in pieces of n
 // bytes (thresholds lowered so that small bodies stream too), and fails
-// unless both give the same outcome, content and SHA-256.
+// unless both give the same outcome, content and SHA-256. One window of the
+// three decodes into a lent buffer (WithFile's way): that buffer is the only
+// difference lending makes.
 func checkStreamMatchesWhole(t *testing.T, body []byte, path string, n int) {
 	t.Helper()
 	want, wantSum, wantErr := decodeContentsSum(bytes.Clone(body), path, true)
 	for _, window := range []int{64, 1024, 8192} {
-		got, gotSum, err := decodeStreamFrom(context.Background(), &pieces{b: bytes.Clone(body), n: max(n, 1)},
-			int64(len(body)), path, true, 0, window)
+		lend := window == 1024
+		got, gotSum, lent, err := decodeStreamLending(context.Background(), &pieces{b: bytes.Clone(body), n: max(n, 1)},
+			int64(len(body)), path, true, 0, window, lend)
 		switch {
 		case sentinel(err) != sentinel(wantErr):
 			t.Fatalf("pieces of %d, window %d: streamed %v, whole %v", n, window, err, wantErr)
 		case err == nil && (!bytes.Equal(got.Content, want.Content) || got.BlobSHA != want.BlobSHA || gotSum != wantSum):
 			t.Fatalf("pieces of %d, window %d: streamed content or hashes differ", n, window)
+		case lent != nil && (!lend || err != nil || !lentHolds(lent, got.Content)):
+			t.Fatalf("pieces of %d, window %d: a buffer lent (lend %v) for %v", n, window, lend, err)
+		case lent != nil:
+			returnBuffer(lent) // zeroed: TestWithFileLendsAndZeroes
 		}
 	}
 }
@@ -133,7 +140,7 @@ func TestDecodeStreamTakesTheStream(t *testing.T) {
 	for at := 0; at < len(body); at += 16384 {
 		buf = append(buf, body[at:min(len(body), at+16384)]...)
 		if st == nil && len(buf) >= prefixWindow {
-			if st = startStream(buf, true); st == nil {
+			if st = startStream(buf, true, false); st == nil {
 				t.Fatal("no stream on GitHub's layout")
 			}
 		}

@@ -215,20 +215,29 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err := d.flights.acquire(ctx); err != nil {
 		return nil, err
 	}
+	defer d.flights.release()
 	// The SHA-256 of the whole file is computed while GitHub's answer is
 	// decoded, beside the other checks, rather than in a pass afterwards.
-	f, sum, err := d.gh.GetFileSHA256(ctx, github.Binding{
+	// The file lives in memory lent for the call: the fragment is copied out.
+	var res *documentResult
+	err := d.gh.WithFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
-	}, src.Path, *src.CommitSHA)
-	d.flights.release()
-	if err != nil {
-		return nil, err
-	}
+	}, src.Path, *src.CommitSHA, func(f *github.File, sum [sha256.Size]byte) error {
+		var err error
+		res, err = d.cut(p, src, cur, startArg, maxArg, f.Content, sum)
+		return err
+	})
+	return res, err
+}
+
+// cut makes the result for the fragment of content the arguments or the
+// cursor ask for. The result shares no memory with content.
+func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64, content []byte, sum [sha256.Size]byte) (*documentResult, error) {
 	fileSHA := hex.EncodeToString(sum[:])
 	start := 0
 	if startArg != nil {
-		start = int(min(*startArg, int64(len(f.Content))+1))
+		start = int(min(*startArg, int64(len(content))+1))
 	}
 	if cur != nil {
 		// The cursor is bound to the file's hash: a changed file cannot be
@@ -242,19 +251,19 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if maxArg != nil && *maxArg < int64(limit) {
 		limit = int(*maxArg)
 	}
-	end, err := fragmentEnd(f.Content, start, limit)
+	end, err := fragmentEnd(content, start, limit)
 	if err != nil {
 		return nil, err
 	}
-	frag := f.Content[start:end]
+	frag := content[start:end]
 	fragSum := sha256.Sum256(frag)
 	res := &documentResult{
 		SourceID: src.ID, GitHubOwner: src.GitHubOwner, GitHubRepository: src.GitHubRepository,
-		Path: src.Path, CommitSHA: *src.CommitSHA, Content: string(frag),
-		Range:  documentRange{StartByte: start, EndByte: end, TotalBytes: len(f.Content)},
+		Path: src.Path, CommitSHA: *src.CommitSHA, Content: string(frag), // a copy
+		Range:  documentRange{StartByte: start, EndByte: end, TotalBytes: len(content)},
 		SHA256: fileSHA, FragmentSHA256: hex.EncodeToString(fragSum[:]),
 	}
-	if end < len(f.Content) {
+	if end < len(content) {
 		res.NextCursor = d.cursors.Encode(cursor.Cursor{
 			Kind: cursorKindDoc, Project: p.auth.ProjectID, Principal: p.subject(), Source: src.ID,
 			Commit: *src.CommitSHA, Path: src.Path, Offset: int64(end), FileSHA256: fileSHA,
