@@ -174,6 +174,10 @@ func (e *testEnv) call(token, tool string, args map[string]any) (map[string]any,
 	if r.status != http.StatusOK {
 		e.t.Fatalf("tools/call %s: HTTP %d %s", tool, r.status, r.raw)
 	}
+	// Every tool result is sent with its length, large ones too (no chunking).
+	if cl := r.header.Get("Content-Length"); cl != strconv.Itoa(len(r.raw)) {
+		e.t.Fatalf("tools/call %s: Content-Length %q for %d bytes", tool, cl, len(r.raw))
+	}
 	res, _ := r.body["result"].(map[string]any)
 	if res == nil {
 		e.t.Fatalf("tools/call %s: no result: %s", tool, r.raw)
