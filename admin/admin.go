@@ -185,6 +185,25 @@ func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 	return db, nil
 }
 
+// byID starts a command whose only argument is one id, given as the flag
+// name: it parses and checks the command line, then opens the database.
+// The flags are returned for their --json and output.
+func (e *env) byID(ctx context.Context, args []string, name, usage string) (*flags, string, *store.DB, error) {
+	f := e.flags()
+	id := f.String(name, "", usage)
+	if err := f.parse(args); err != nil {
+		return nil, "", nil, err
+	}
+	if err := f.check(needUUID(name, *id)); err != nil {
+		return nil, "", nil, err
+	}
+	db, err := e.open(ctx, false)
+	if err != nil {
+		return nil, "", nil, failed(e.cmd.Name, err)
+	}
+	return f, *id, db, nil
+}
+
 func (e *env) close() {
 	if e.db != nil {
 		e.db.Close()

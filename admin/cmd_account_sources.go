@@ -69,19 +69,11 @@ func needAgentsPath(p string) error {
 }
 
 func runRevokeAccountSource(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	source := f.String("source-id", "", "the account source `id`")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("source-id", *source)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	f, source, db, err := e.byID(ctx, args, "source-id", "the account source `id`")
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
-	s, err := db.RevokeAccountSource(ctx, *source)
+	s, err := db.RevokeAccountSource(ctx, source)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
@@ -91,26 +83,18 @@ func runRevokeAccountSource(ctx context.Context, e *env, args []string) error {
 }
 
 func runListAccountSources(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	account := f.String("account-id", "", "the account `id`")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("account-id", *account)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	f, account, db, err := e.byID(ctx, args, "account-id", "the account `id`")
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
-	sources, err := db.ListAccountSources(ctx, *account)
+	sources, err := db.ListAccountSources(ctx, account)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
 	out := struct {
 		AccountID string                `json:"account_id"`
 		Sources   []store.AccountSource `json:"sources"`
-	}{*account, sources}
+	}{account, sources}
 	return f.output(out, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SOURCE ID\tLAYER\tREPOSITORY\tINSTALLATION\tPATH\tREF\tSTATUS")

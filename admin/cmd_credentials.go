@@ -47,23 +47,15 @@ func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
 }
 
 func runListGrants(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project `id`")
-	if err := f.parse(args); err != nil {
+	f, project, db, err := e.byID(ctx, args, "project-id", "the project `id`")
+	if err != nil {
 		return err
 	}
-	if err := f.check(needUUID("project-id", *project)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	grants, err := db.ListGrants(ctx, project)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	grants, err := db.ListGrants(ctx, *project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	legacy, err := db.ListLegacyTokens(ctx, *project)
+	legacy, err := db.ListLegacyTokens(ctx, project)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
@@ -71,7 +63,7 @@ func runListGrants(ctx context.Context, e *env, args []string) error {
 		ProjectID    string               `json:"project_id"`
 		Grants       []store.GrantSummary `json:"grants"`
 		LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
-	}{*project, grants, legacy}
+	}{project, grants, legacy}
 	return f.output(out, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS")
@@ -90,19 +82,11 @@ func runListGrants(ctx context.Context, e *env, args []string) error {
 }
 
 func runRevokeGrant(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	grant := f.String("grant-id", "", "the OAuth grant `id` (see list-grants)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("grant-id", *grant)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	f, grant, db, err := e.byID(ctx, args, "grant-id", "the OAuth grant `id` (see list-grants)")
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
-	r, err := db.RevokeGrant(ctx, *grant)
+	r, err := db.RevokeGrant(ctx, grant)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}

@@ -130,19 +130,11 @@ func runAddDocumentSource(ctx context.Context, e *env, args []string) error {
 }
 
 func runRevokeDocumentSource(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	source := f.String("source-id", "", "the document source `id`")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("source-id", *source)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	f, source, db, err := e.byID(ctx, args, "source-id", "the document source `id`")
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
-	s, err := db.RevokeDocumentSource(ctx, *source)
+	s, err := db.RevokeDocumentSource(ctx, source)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
@@ -152,23 +144,15 @@ func runRevokeDocumentSource(ctx context.Context, e *env, args []string) error {
 }
 
 func runListDocumentSources(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project `id`")
-	if err := f.parse(args); err != nil {
+	f, project, db, err := e.byID(ctx, args, "project-id", "the project `id`")
+	if err != nil {
 		return err
 	}
-	if err := f.check(needUUID("project-id", *project)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	repos, err := db.ListRepositories(ctx, project)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	repos, err := db.ListRepositories(ctx, *project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	sources, err := db.ListDocumentSources(ctx, *project)
+	sources, err := db.ListDocumentSources(ctx, project)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
@@ -176,7 +160,7 @@ func runListDocumentSources(ctx context.Context, e *env, args []string) error {
 		ProjectID    string                 `json:"project_id"`
 		Repositories []store.Repository     `json:"repositories"`
 		Sources      []store.DocumentSource `json:"sources"`
-	}{*project, repos, sources}
+	}{project, repos, sources}
 	return f.output(out, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "REPOSITORY ID\tREPOSITORY\tINSTALLATION\tSTATUS")

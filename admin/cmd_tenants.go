@@ -54,30 +54,30 @@ func runCreateAccount(ctx context.Context, e *env, args []string) error {
 }
 
 func runCreateProject(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	account := f.String("account-id", "", "the `id` of the account that owns the project")
-	name := f.String("name", "", "the project's display `name` (1 to 200 characters)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("account-id", *account), needName("name", *name)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	p, err := db.CreateProject(ctx, *account, *name)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(p, func(w io.Writer) { fmt.Fprintln(w, p.ID) })
+	return createInAccount(ctx, e, args, "the `id` of the account that owns the project",
+		"the project's display `name` (1 to 200 characters)",
+		func(db *store.DB, account, name string) (store.Project, string, error) {
+			p, err := db.CreateProject(ctx, account, name)
+			return p, p.ID, err
+		})
 }
 
 func runCreatePrincipal(ctx context.Context, e *env, args []string) error {
+	return createInAccount(ctx, e, args, "the `id` of the principal's account",
+		"the principal's display `name` (1 to 200 characters)",
+		func(db *store.DB, account, name string) (store.Principal, string, error) {
+			u, err := db.CreatePrincipal(ctx, account, name)
+			return u, u.ID, err
+		})
+}
+
+// createInAccount is create-project and create-principal: something named
+// --name in the account --account-id, printed as its id.
+func createInAccount[T any](ctx context.Context, e *env, args []string, accountUsage, nameUsage string,
+	create func(db *store.DB, account, name string) (T, string, error)) error {
 	f := e.flags()
-	account := f.String("account-id", "", "the `id` of the principal's account")
-	name := f.String("name", "", "the principal's display `name` (1 to 200 characters)")
+	account := f.String("account-id", "", accountUsage)
+	name := f.String("name", "", nameUsage)
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -88,11 +88,11 @@ func runCreatePrincipal(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	u, err := db.CreatePrincipal(ctx, *account, *name)
+	v, id, err := create(db, *account, *name)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	return f.output(u, func(w io.Writer) { fmt.Fprintln(w, u.ID) })
+	return f.output(v, func(w io.Writer) { fmt.Fprintln(w, id) })
 }
 
 func runAddMember(ctx context.Context, e *env, args []string) error {
