@@ -107,15 +107,8 @@ func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]Accou
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			s, err := scanAccountSource(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, s)
-		}
-		return rows.Err()
+		out, err = collect(rows, scanAccountSource)
+		return err
 	})
 	if err != nil {
 		return nil, err

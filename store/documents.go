@@ -11,9 +11,7 @@ const documentSourceColumns = `
 	r.github_installation_id, r.github_repository_id, s.role, s.path, s.commit_sha, s.tracking_ref,
 	s.profile, s.fragment_limit, s.created_at, s.revoked_at, r.revoked_at`
 
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanSourceRow(row rowScanner) (DocumentSource, error) {
+func scanSourceRow(row sqlScanner) (DocumentSource, error) {
 	var s DocumentSource
 	err := row.Scan(sourceDests(&s)...)
 	return s, err

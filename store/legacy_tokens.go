@@ -120,15 +120,8 @@ func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyT
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			t, err := scanLegacyToken(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, t)
-		}
-		return rows.Err()
+		out, err = collect(rows, scanLegacyToken)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -126,15 +126,8 @@ func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Reposit
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			r, err := scanRepository(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
+		out, err = collect(rows, scanRepository)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -143,10 +136,6 @@ func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Reposit
 }
 
 // sqlScanner is what *sql.Row and *sql.Rows offer.
-type sqlScanner interface {
-	Scan(dest ...any) error
-}
-
 func scanRepository(s sqlScanner) (Repository, error) {
 	var r Repository
 	var repoID sql.NullInt64

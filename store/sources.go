@@ -125,15 +125,8 @@ func (db *DB) ListDocumentSources(ctx context.Context, projectID string) ([]Docu
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			s, err := scanDocumentSource(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, s)
-		}
-		return rows.Err()
+		out, err = collect(rows, scanDocumentSource)
+		return err
 	})
 	if err != nil {
 		return nil, err

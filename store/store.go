@@ -63,7 +63,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	sdb.SetMaxOpenConns(32)
 	sdb.SetMaxIdleConns(16)
 	sdb.SetConnMaxLifetime(30 * time.Minute)
-	sdb.SetConnMaxIdleTime(5 * time.Minute)
+	// An idle connection is a PostgreSQL backend kept for nothing: after a
+	// burst, the pool shrinks back within a minute or two (the cleaner runs
+	// once per idle time), as the GitHub transport's does (90 s).
+	sdb.SetConnMaxIdleTime(time.Minute)
 	db := &DB{sql: sdb, dialer: dialer}
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()

@@ -19,7 +19,7 @@ type Task struct {
 
 const taskColumns = `id::text, project_id::text, title, body, status, created_by, created_at, updated_at`
 
-func scanTask(row rowScanner) (Task, error) {
+func scanTask(row sqlScanner) (Task, error) {
 	var t Task
 	err := row.Scan(&t.ID, &t.ProjectID, &t.Title, &t.Body, &t.Status, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
 	return t, err
@@ -83,14 +83,6 @@ func (db *DB) ListTasks(ctx context.Context, projectID, status, afterID string, 
 	if err != nil {
 		return nil, wrap("list tasks", err)
 	}
-	defer rows.Close()
-	out := []Task{}
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, wrap("list tasks", err)
-		}
-		out = append(out, t)
-	}
-	return out, wrap("list tasks", rows.Err())
+	out, err := collect(rows, scanTask)
+	return out, wrap("list tasks", err)
 }

@@ -97,16 +97,8 @@ func loadDispatchConfig(ctx context.Context, q querier, projectID, profile, mode
 	if err != nil {
 		return c, err
 	}
-	defer rows.Close()
-	c.Instructions = []DocumentSource{}
-	for rows.Next() {
-		s, err := scanDocumentSource(rows)
-		if err != nil {
-			return c, err
-		}
-		c.Instructions = append(c.Instructions, s)
-	}
-	return c, rows.Err()
+	c.Instructions, err = collect(rows, scanDocumentSource)
+	return c, err
 }
 
 // Workflow is a stored, frozen workflow. Contract is the JSON the server
@@ -285,7 +277,7 @@ func (db *DB) GetWorkflow(ctx context.Context, projectID, workflowID string) (Wo
 	return w, wrap("get workflow", err)
 }
 
-func scanWorkflow(row rowScanner) (Workflow, error) {
+func scanWorkflow(row sqlScanner) (Workflow, error) {
 	var w Workflow
 	var parent sql.NullString
 	var contract []byte
