@@ -33,7 +33,10 @@ type benchConfig struct {
 	tableFor time.Duration // per document size (HEYAIRA_BENCH_TABLE_DURATION, 30s)
 	stepFor  time.Duration // per saturation step (HEYAIRA_BENCH_STEP, 5s)
 	memFor   time.Duration // the 64-concurrent 1 MiB phase (HEYAIRA_BENCH_MEMORY_DURATION, 10s)
-	report   string        // where to write the markdown report (HEYAIRA_BENCH_REPORT)
+	// poolWait is how long the soak follows the raw counts, pools included,
+	// until they are back (HEYAIRA_BENCH_POOL_WAIT, 150s; 0 to skip).
+	poolWait time.Duration
+	report   string // where to write the markdown report (HEYAIRA_BENCH_REPORT)
 	// cpuProfile, if set, is where a CPU profile of the server during the
 	// 1 MiB latency run is written (HEYAIRA_BENCH_CPU_PROFILE).
 	cpuProfile string
@@ -79,6 +82,7 @@ func loadBenchConfig(t *testing.T) benchConfig {
 		tableFor:   dur("HEYAIRA_BENCH_TABLE_DURATION", 30*time.Second),
 		stepFor:    dur("HEYAIRA_BENCH_STEP", 5*time.Second),
 		memFor:     dur("HEYAIRA_BENCH_MEMORY_DURATION", 10*time.Second),
+		poolWait:   dur("HEYAIRA_BENCH_POOL_WAIT", 150*time.Second),
 		report:     os.Getenv("HEYAIRA_BENCH_REPORT"),
 		cpuProfile: os.Getenv("HEYAIRA_BENCH_CPU_PROFILE"),
 		sizes:      benchPick(t, "HEYAIRA_BENCH_SIZES", benchSizes),
