@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,16 +201,38 @@ func toolResult(v any) (encodedResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := json.Marshal(string(b))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(text)+len(b)+64)
-	out = append(out, `{"content":[{"type":"text","text":`...)
-	out = append(out, text...)
-	out = append(out, `}],"structuredContent":`...)
+	const head, mid = `{"content":[{"type":"text","text":`, `}],"structuredContent":`
+	out := make([]byte, 0, len(head)+quotedLen(b)+len(mid)+len(b)+1)
+	out = append(out, head...)
+	out = appendQuoted(out, b)
+	out = append(out, mid...)
 	out = append(out, b...)
 	return append(out, '}'), nil
+}
+
+// appendQuoted appends b, the output of json.Marshal, as a JSON string. Such
+// output is valid UTF-8 with every control character, <, >, &, U+2028 and
+// U+2029 already escaped, so only quotes and backslashes are left to escape:
+// the result is what json.Marshal(string(b)) gives, byte for byte
+// (FuzzAppendQuoted), without the copy and the per-character decoding.
+func appendQuoted(dst, b []byte) []byte {
+	dst = append(dst, '"')
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, `"\`)
+		if i < 0 {
+			dst = append(dst, b...)
+			break
+		}
+		dst = append(dst, b[:i]...)
+		dst = append(dst, '\\', b[i])
+		b = b[i+1:]
+	}
+	return append(dst, '"')
+}
+
+// quotedLen is len(appendQuoted(nil, b)).
+func quotedLen(b []byte) int {
+	return len(b) + 2 + bytes.Count(b, []byte{'"'}) + bytes.Count(b, []byte{'\\'})
 }
 
 // toolError is a failure inside a tool: a stable code and a public message.
