@@ -66,6 +66,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return fmt.Errorf("database: %w", err)
 	}
 
+	janitorCtx, stopJanitor := context.WithCancel(ctx)
+	janitorDone := make(chan struct{})
+	go func() {
+		defer close(janitorDone)
+		janitor(janitorCtx, db, logger, purgeEvery, purgeKeep, time.Now)
+	}()
+	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
+
 	handler := server.NewServer(logger, server.Config{
 		PublicURL:        cfg.publicURL,
 		AllowedOrigins:   cfg.allowedOrigins,

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"heyaira/store"
+)
+
+// The janitor deletes expired credentials (store.PurgeExpired): at start,
+// then once an hour, those whose expiry is more than a week old, so that a
+// refresh token replayed within a week of its family's end is still
+// recognized as a reuse. It runs until ctx ends.
+const (
+	purgeEvery = time.Hour
+	purgeKeep  = 7 * 24 * time.Hour
+)
+
+func janitor(ctx context.Context, db *store.DB, logger *slog.Logger, every, keep time.Duration, now func() time.Time) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		c, err := db.PurgeExpired(ctx, now().Add(-keep))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("purging expired credentials failed", "err", err, "next_try", every.String())
+		case c.Total() > 0:
+			logger.Info("purged expired credentials", "requests", c.Requests, "codes", c.Codes,
+				"tokens", c.Tokens, "signin_links", c.SigninLinks, "sessions", c.Sessions)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
