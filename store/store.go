@@ -58,8 +58,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, errors.New("store: invalid database URL")
 	}
 	dialer := newDeadlineDialer()
-	conn.Dialer(dialer) // bounds every wait on the server: see ioTimeout
-	sdb := sql.OpenDB(conn)
+	conn.Dialer(dialer)                    // bounds every wait on the server: see ioTimeout
+	sdb := sql.OpenDB(liveConnector{conn}) // see liveconn.go
 	sdb.SetMaxOpenConns(32)
 	sdb.SetMaxIdleConns(16)
 	sdb.SetConnMaxLifetime(30 * time.Minute)
