@@ -9,12 +9,11 @@ import (
 )
 
 // The janitor deletes expired credentials (store.PurgeExpired): at start,
-// then once an hour, those whose expiry is more than a week old, so that a
-// refresh token replayed within a week of its family's end is still
-// recognized as a reuse. It runs until ctx ends.
+// then once an hour, those whose expiry is more than 90 days old (see
+// store/purge.go for why so long). It runs until ctx ends.
 const (
 	purgeEvery = time.Hour
-	purgeKeep  = 7 * 24 * time.Hour
+	purgeKeep  = 90 * 24 * time.Hour
 )
 
 func janitor(ctx context.Context, db *store.DB, logger *slog.Logger, every, keep time.Duration, now func() time.Time) {

@@ -38,8 +38,8 @@ func TestJanitorPurgesAndStops(t *testing.T) {
 		}
 		return n
 	}
-	add("old", now.Add(-8*24*time.Hour))    // a week past expiry: purged at start
-	add("recent", now.Add(-6*24*time.Hour)) // within the week: kept
+	add("old", now.Add(-91*24*time.Hour))    // past the 90 days: purged at start
+	add("recent", now.Add(-89*24*time.Hour)) // within them: kept
 	add("live", now.Add(time.Hour))
 
 	var logs syncBuffer
@@ -66,7 +66,7 @@ func TestJanitorPurgesAndStops(t *testing.T) {
 		}
 	}
 	waitFor(2)
-	clock <- now.Add(2 * 24 * time.Hour) // a later tick: "recent" is now past the week
+	clock <- now.Add(2 * 24 * time.Hour) // a later tick: "recent" is now past the 90 days
 	waitFor(1)
 	stop()
 	select {

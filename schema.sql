@@ -6,7 +6,9 @@
 --   * identifiers are UUIDs (gen_random_uuid, built into PostgreSQL 13+);
 --   * secrets (tokens, codes, sign-in links, session ids) are stored only as
 --     SHA-256 hashes (bytea, 32 bytes), never in the clear;
---   * revocation is a timestamp (revoked_at), rows are never deleted.
+--   * revocation is a timestamp (revoked_at), never a delete; the only rows
+--     ever deleted are expired credentials, 90 days after their expiry
+--     (store/purge.go), and the memories an agent deletes (memory_delete).
 
 -- Serialise concurrent migrations: the second waits for the first to commit.
 SELECT pg_advisory_xact_lock(7241690013);
@@ -264,5 +266,12 @@ CREATE TABLE IF NOT EXISTS audit_events (
 	details    jsonb NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS audit_events_project_idx ON audit_events (project_id, at);
+
+-- The janitor (store/purge.go) deletes expired credentials in batches.
+CREATE INDEX IF NOT EXISTS oauth_requests_expires_idx ON oauth_requests (expires_at);
+CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON oauth_codes (expires_at);
+CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON oauth_tokens (expires_at);
+CREATE INDEX IF NOT EXISTS signin_links_expires_idx ON signin_links (expires_at);
+CREATE INDEX IF NOT EXISTS browser_sessions_expires_idx ON browser_sessions (expires_at);
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

@@ -64,3 +64,20 @@ func FuzzAppendQuoted(f *testing.F) {
 		}
 	})
 }
+
+// TestToolResultInvalidUTF8 covers the general path: a value whose encoding
+// holds invalid UTF-8 (only a RawMessage or Marshaler could) gets its text
+// block from json.Marshal, which replaces the bad bytes, not from
+// appendQuoted, which would keep them.
+func TestToolResultInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	v := json.RawMessage("\"a\xffb\"")
+	got, err := toolResult(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content":[{"type":"text","text":"\"a\ufffdb\""}],"structuredContent":"a` + "\xff" + `b"}`
+	if string(got) != want {
+		t.Errorf("toolResult = %q, want %q", got, want)
+	}
+}

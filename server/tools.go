@@ -7,7 +7,9 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // tool is one MCP tool: its public definition, the scope it needs, the exact
@@ -202,6 +204,16 @@ func toolResult(v any) (encodedResult, error) {
 		return nil, err
 	}
 	const head, mid = `{"content":[{"type":"text","text":`, `}],"structuredContent":`
+	if !utf8.Valid(b) {
+		// Only a Marshaler or RawMessage of our own could put invalid UTF-8
+		// here (encoding/json copies their output as it is); appendQuoted
+		// would keep it, so the text block takes the general path.
+		text, err := json.Marshal(string(b))
+		if err != nil {
+			return nil, err
+		}
+		return slices.Concat([]byte(head), text, []byte(mid), b, []byte("}")), nil
+	}
 	out := make([]byte, 0, len(head)+quotedLen(b)+len(mid)+len(b)+1)
 	out = append(out, head...)
 	out = appendQuoted(out, b)
@@ -210,9 +222,9 @@ func toolResult(v any) (encodedResult, error) {
 	return append(out, '}'), nil
 }
 
-// appendQuoted appends b, the output of json.Marshal, as a JSON string. Such
-// output is valid UTF-8 with every control character, <, >, &, U+2028 and
-// U+2029 already escaped, so only quotes and backslashes are left to escape:
+// appendQuoted appends b, valid UTF-8 from json.Marshal, as a JSON string.
+// encoding/json's own output has every control character, <, >, &, U+2028
+// and U+2029 already escaped, so only quotes and backslashes are left to escape:
 // the result is what json.Marshal(string(b)) gives, byte for byte
 // (FuzzAppendQuoted), without the copy and the per-character decoding.
 func appendQuoted(dst, b []byte) []byte {

@@ -215,6 +215,8 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err := d.flights.acquire(ctx); err != nil {
 		return nil, err
 	}
+	// The slot is held until the lent buffer is back (WithFile returns), so
+	// the in-flight cap also bounds the decode buffers in use.
 	defer d.flights.release()
 	// The SHA-256 of the whole file is computed while GitHub's answer is
 	// decoded, beside the other checks, rather than in a pass afterwards.

@@ -98,7 +98,7 @@ const listAccountSourcesSQL = `
 // ListAccountSources returns every instruction source of an account, revoked
 // ones included, oldest first. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]AccountSource, error) {
-	out := []AccountSource{}
+	var out []AccountSource
 	err := db.inTx(ctx, "list account sources", func(ctx context.Context, tx *sql.Tx) error {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err

@@ -111,7 +111,7 @@ const listLegacyTokensSQL = `
 // ListLegacyTokens returns every legacy token of a project (never a hash),
 // revoked ones included, oldest first. An unknown project is a *RefusedError.
 func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
-	out := []LegacyToken{}
+	var out []LegacyToken
 	err := db.inTx(ctx, "list legacy tokens", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err

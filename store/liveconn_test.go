@@ -22,7 +22,7 @@ func TestNoStatementOnAnEndedContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	q := conn.(driver.QueryerContext)
@@ -48,7 +48,7 @@ func TestNoStatementOnAnEndedContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stmt.Close()
+	t.Cleanup(func() { stmt.Close() })
 	for name, try := range map[string]func() error{
 		"query": func() error { _, err := q.QueryContext(ended, set, nil); return err },
 		"exec": func() error {

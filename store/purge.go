@@ -8,12 +8,13 @@ import (
 // Purging expired credentials. Authorization requests, codes, tokens,
 // sign-in links and browser sessions each carry an expiry, after which no
 // code path accepts them; without a purge their rows (hashes, never
-// secrets) would accumulate for ever, and unauthenticated callers can
-// create some of them (an authorization request per /oauth/authorize).
-// PurgeExpired deletes those whose expiry is older than before. The server
-// calls it hourly with before a week ago (janitor.go in package main), so
-// a refresh token replayed within a week of its family's end is still
-// recognized, and audited, as a reuse.
+// secrets) would accumulate for ever. PurgeExpired deletes those whose
+// expiry is older than before. This is not revocation, which stays a
+// timestamp (DESIGN.md §4): only rows nothing can use any more go, and the
+// audit rows stay. The server calls it hourly with before 90 days ago
+// (janitor.go in package main): long enough to attribute a token hash found
+// later to its grant, and to recognize, and audit, a replayed refresh token
+// as a reuse well after its family ended.
 
 // PurgeCounts is how many rows PurgeExpired deleted from each table.
 type PurgeCounts struct {
@@ -30,25 +31,30 @@ func (c PurgeCounts) Total() int64 {
 const purgeBatch = 5000
 
 // purges are the deletions, in order: tokens before the codes they name,
-// and a code only once no token names it (its reuse revokes them).
+// and a code only once no token names it (its reuse revokes them). Each
+// deletes one batch ($2 rows) of rows that expired before $1; expires_at is
+// indexed in every table (schema.sql).
 var purges = []struct {
 	table string
 	sql   string
 	count func(*PurgeCounts) *int64
 }{
-	{"oauth_requests", expiredRows("oauth_requests", ""), func(c *PurgeCounts) *int64 { return &c.Requests }},
-	{"oauth_tokens", expiredRows("oauth_tokens", ""), func(c *PurgeCounts) *int64 { return &c.Tokens }},
-	{"oauth_codes", expiredRows("oauth_codes", "AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.code_id = x.id)"),
+	{"oauth_requests", `DELETE FROM oauth_requests WHERE id IN (
+		SELECT id FROM oauth_requests WHERE expires_at < $1 LIMIT $2)`,
+		func(c *PurgeCounts) *int64 { return &c.Requests }},
+	{"oauth_tokens", `DELETE FROM oauth_tokens WHERE id IN (
+		SELECT id FROM oauth_tokens WHERE expires_at < $1 LIMIT $2)`,
+		func(c *PurgeCounts) *int64 { return &c.Tokens }},
+	{"oauth_codes", `DELETE FROM oauth_codes WHERE id IN (
+		SELECT c.id FROM oauth_codes c WHERE c.expires_at < $1
+		AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.code_id = c.id) LIMIT $2)`,
 		func(c *PurgeCounts) *int64 { return &c.Codes }},
-	{"signin_links", expiredRows("signin_links", ""), func(c *PurgeCounts) *int64 { return &c.SigninLinks }},
-	{"browser_sessions", expiredRows("browser_sessions", ""), func(c *PurgeCounts) *int64 { return &c.Sessions }},
-}
-
-// expiredRows is the DELETE of one batch ($2 rows) of table's rows that
-// expired before $1 and meet the extra condition on x, the row.
-func expiredRows(table, extra string) string {
-	return `DELETE FROM ` + table + ` WHERE id IN (
-		SELECT x.id FROM ` + table + ` x WHERE x.expires_at < $1 ` + extra + ` LIMIT $2)`
+	{"signin_links", `DELETE FROM signin_links WHERE id IN (
+		SELECT id FROM signin_links WHERE expires_at < $1 LIMIT $2)`,
+		func(c *PurgeCounts) *int64 { return &c.SigninLinks }},
+	{"browser_sessions", `DELETE FROM browser_sessions WHERE id IN (
+		SELECT id FROM browser_sessions WHERE expires_at < $1 LIMIT $2)`,
+		func(c *PurgeCounts) *int64 { return &c.Sessions }},
 }
 
 // PurgeExpired deletes the authorization requests, codes, tokens, sign-in

@@ -117,7 +117,7 @@ const listRepositoriesSQL = `
 // ListRepositories returns every repository link of a project, revoked ones
 // included, oldest first. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Repository, error) {
-	out := []Repository{}
+	var out []Repository
 	err := db.inTx(ctx, "list repositories", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err
@@ -135,7 +135,6 @@ func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Reposit
 	return out, nil
 }
 
-// sqlScanner is what *sql.Row and *sql.Rows offer.
 func scanRepository(s sqlScanner) (Repository, error) {
 	var r Repository
 	var repoID sql.NullInt64

@@ -116,7 +116,7 @@ func (db *DB) RevokeDocumentSource(ctx context.Context, sourceID string) (Docume
 // and those of unlinked repositories included, oldest first. An unknown project
 // is a *RefusedError (ErrNotFound).
 func (db *DB) ListDocumentSources(ctx context.Context, projectID string) ([]DocumentSource, error) {
-	out := []DocumentSource{}
+	var out []DocumentSource
 	err := db.inTx(ctx, "list document sources", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err
