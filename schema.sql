@@ -8,7 +8,9 @@
 --     SHA-256 hashes (bytea, 32 bytes), never in the clear;
 --   * revocation is a timestamp (revoked_at), never a delete; the only rows
 --     ever deleted are expired credentials, 90 days after their expiry
---     (store/purge.go), and the memories an agent deletes (memory_delete).
+--     (store/purge.go), the memories an agent deletes (memory_delete), and
+--     the project_members row that remove-member ends (its audit row keeps
+--     the membership's history).
 
 -- Serialise concurrent migrations: the second waits for the first to commit.
 SELECT pg_advisory_xact_lock(7241690013);
@@ -273,5 +275,15 @@ CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON oauth_codes (expires_at);
 CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON oauth_tokens (expires_at);
 CREATE INDEX IF NOT EXISTS signin_links_expires_idx ON signin_links (expires_at);
 CREATE INDEX IF NOT EXISTS browser_sessions_expires_idx ON browser_sessions (expires_at);
+
+-- Administrator lifecycle (remove-member, disable-principal, revoke-sessions).
+-- A disabled principal can neither sign in nor authorize; enabling clears the
+-- timestamp and revives nothing. A sign-in link revoked before use (when its
+-- principal is disabled) never redeems, even after the principal is enabled.
+ALTER TABLE principals ADD COLUMN IF NOT EXISTS disabled_at timestamptz NULL;
+ALTER TABLE signin_links ADD COLUMN IF NOT EXISTS revoked_at timestamptz NULL;
+CREATE INDEX IF NOT EXISTS oauth_grants_principal_idx ON oauth_grants (principal_id);
+CREATE INDEX IF NOT EXISTS browser_sessions_principal_idx ON browser_sessions (principal_id);
+CREATE INDEX IF NOT EXISTS signin_links_principal_idx ON signin_links (principal_id);
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

@@ -23,8 +23,9 @@ type Auth struct {
 }
 
 // authenticateSQL finds an active token by hash. For OAuth access tokens the
-// grant must not be revoked and the principal must still be a member of the
-// grant's project; expiry is checked against the caller's clock. One
+// grant must not be revoked, the principal must not be disabled and must
+// still be a member of the grant's project; expiry is checked against the
+// caller's clock. One
 // prepared statement, so that authorization costs one round trip.
 const authenticateSQL = `
 	SELECT 'oauth', t.id::text, g.id::text, g.client_id::text, g.principal_id::text, g.project_id::text,
@@ -32,6 +33,7 @@ const authenticateSQL = `
 	FROM oauth_tokens t
 	JOIN oauth_grants g ON g.id = t.grant_id
 	JOIN project_members m ON m.project_id = g.project_id AND m.principal_id = g.principal_id
+	JOIN principals u ON u.id = g.principal_id AND u.disabled_at IS NULL
 	WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL
 	  AND g.revoked_at IS NULL AND t.expires_at > $2
 	UNION ALL

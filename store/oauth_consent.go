@@ -90,7 +90,8 @@ const insertCodeSQL = `
 // creates or extends the grant, stores the code's hash bound to the client,
 // redirect URI, PKCE challenge, approved scopes and resource, and audits it.
 // A request that is unknown, expired or already answered is a *RefusedError
-// (ErrNotFound); a project the principal is not a member of is ErrNotFound;
+// (ErrNotFound); a project the principal is not a member of, or a disabled
+// principal, is ErrNotFound;
 // scopes that were not requested, or none at all, are ErrScopeExceeded. A
 // refusal writes nothing and leaves the request pending.
 func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, error) {
@@ -119,6 +120,9 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 		}
 		account, err := lockMembership(ctx, tx, a.ProjectID, a.PrincipalID)
 		if err != nil {
+			return err
+		}
+		if _, err := lockEnabledPrincipal(ctx, tx, a.PrincipalID, ErrNotFound); err != nil {
 			return err
 		}
 		var grantScopes stringArray

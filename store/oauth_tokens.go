@@ -68,12 +68,14 @@ const consumeCodeSQL = `
 	RETURNING id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at`
 
 // activeGrantSQL returns a grant's principal and project if the grant is
-// not revoked and its principal is still a member of its project; it locks
-// the membership so it cannot be removed before tokens are stored.
+// not revoked, its principal is not disabled and is still a member of its
+// project; it locks the membership so it cannot be removed before tokens
+// are stored.
 const activeGrantSQL = `
 	SELECT g.principal_id, g.project_id, g.scopes
 	FROM oauth_grants g
 	JOIN project_members m ON m.project_id = g.project_id AND m.principal_id = g.principal_id
+	JOIN principals u ON u.id = g.principal_id AND u.disabled_at IS NULL
 	WHERE g.id = $1 AND g.revoked_at IS NULL
 	FOR SHARE OF g, m`
 

@@ -29,7 +29,7 @@ const SessionTTL = 8 * time.Hour
 // concurrent) redemption match nothing.
 const redeemLinkSQL = `
 	UPDATE signin_links SET used_at = now()
-	WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
+	WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
 	RETURNING id, principal_id`
 
 const insertSessionSQL = `
@@ -41,8 +41,9 @@ const insertSessionSQL = `
 // starts a session whose secret hashes to sessionHash, in one transaction.
 // oldSessionHash, when not nil, is the browser's previous session cookie: it
 // is revoked, so a session id planted before sign-in never becomes an
-// authenticated one (no fixation). An unknown, used or expired link is a
-// *RefusedError (ErrNotFound), and nothing is written.
+// authenticated one (no fixation). An unknown, used, expired or revoked
+// link, or one of a disabled principal, is a *RefusedError (ErrNotFound),
+// and nothing is written.
 func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSessionHash []byte) (Session, error) {
 	if len(linkHash) != 32 || len(sessionHash) != 32 {
 		return Session{}, refused(ErrInvalid, "hashes must be 32 bytes")
@@ -57,7 +58,7 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 		if err != nil {
 			return err
 		}
-		u, err := lockPrincipal(ctx, tx, s.PrincipalID)
+		u, err := lockEnabledPrincipal(ctx, tx, s.PrincipalID, ErrNotFound)
 		if err != nil {
 			return err
 		}
@@ -85,10 +86,10 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 const selectSessionSQL = `
 	SELECT s.id, s.principal_id, u.name, u.account_id, s.expires_at
 	FROM browser_sessions s JOIN principals u ON u.id = s.principal_id
-	WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`
+	WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now() AND u.disabled_at IS NULL`
 
 // Session returns the live session whose secret hashes to sessionHash, or
-// ErrNotFound.
+// ErrNotFound (also when its principal is disabled).
 func (db *DB) Session(ctx context.Context, sessionHash []byte) (Session, error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()

@@ -29,7 +29,8 @@ const insertSigninLinkSQL = `
 
 // CreateSigninLink stores the hash of a new sign-in link secret for a
 // principal, valid for ttl, and audits it. An unknown principal is a
-// *RefusedError (ErrNotFound); a hash that is not 32 bytes is ErrInvalid.
+// *RefusedError (ErrNotFound), a disabled one ErrConflict; a hash that is
+// not 32 bytes is ErrInvalid.
 func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHash []byte, ttl time.Duration) (SigninLink, error) {
 	// Because only a hash may reach the table, anything but 32 bytes is refused.
 	if len(tokenHash) != 32 {
@@ -40,7 +41,7 @@ func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHas
 	}
 	var l SigninLink
 	err := db.inTx(ctx, "create signin link", func(ctx context.Context, tx *sql.Tx) error {
-		u, err := lockPrincipal(ctx, tx, principalID)
+		u, err := lockEnabledPrincipal(ctx, tx, principalID, ErrConflict)
 		if err != nil {
 			return err
 		}

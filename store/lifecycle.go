@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// This file ends a person's access: removing a member from a project,
+// disabling and enabling a principal, and ending browser sessions. Each is
+// one transaction with its audit row. Nothing is cached outside the
+// database: every request re-reads membership, grants, tokens and the
+// principal's disabled_at (authenticateSQL, activeGrantSQL, selectSessionSQL),
+// so a change here is in force on the next request of every replica.
+//
+// Lock order, the same as RevokeGrant's: the principal row, then grants,
+// then tokens, sessions and links.
+
+// MemberRemoval reports what RemoveMember changed.
+type MemberRemoval struct {
+	ProjectID     string    `json:"project_id"`
+	PrincipalID   string    `json:"principal_id"`
+	AccountID     string    `json:"account_id"`
+	RemovedAt     time.Time `json:"removed_at"`
+	GrantsRevoked int64     `json:"grants_revoked"`
+	TokensRevoked int64     `json:"tokens_revoked"`
+}
+
+// PrincipalChange reports what DisablePrincipal, EnablePrincipal or
+// RevokeSessions changed. The counts are zero for EnablePrincipal.
+type PrincipalChange struct {
+	PrincipalID     string     `json:"principal_id"`
+	AccountID       string     `json:"account_id"`
+	DisabledAt      *time.Time `json:"disabled_at"`
+	GrantsRevoked   int64      `json:"grants_revoked"`
+	TokensRevoked   int64      `json:"tokens_revoked"`
+	SessionsRevoked int64      `json:"sessions_revoked"`
+	LinksRevoked    int64      `json:"signin_links_revoked"`
+}
+
+const deleteMemberSQL = `
+	DELETE FROM project_members WHERE project_id = $1 AND principal_id = $2
+	RETURNING created_at, now()`
+
+// revokePairGrantsSQL revokes the live grants of (principal, project).
+const revokePairGrantsSQL = `
+	UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
+	WHERE principal_id = $1 AND project_id = $2 AND revoked_at IS NULL`
+
+// revokePairTokensSQL revokes every live token of every grant, live or
+// not, of (principal, project).
+const revokePairTokensSQL = `
+	UPDATE oauth_tokens SET revoked_at = now()
+	WHERE revoked_at IS NULL AND grant_id IN (
+		SELECT id FROM oauth_grants WHERE principal_id = $1 AND project_id = $2)`
+
+// RemoveMember ends a principal's membership of a project and revokes every
+// grant and token of the principal in that project, in one transaction, and
+// audits it. Once committed, no token of the pair authenticates, no refresh
+// or code redeems (both re-check membership), and the consent page no longer
+// offers the project. An unknown project or principal, a principal of
+// another account, or a principal who is not a member is a *RefusedError.
+func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (MemberRemoval, error) {
+	r := MemberRemoval{ProjectID: projectID, PrincipalID: principalID}
+	err := db.inTx(ctx, "remove member", func(ctx context.Context, tx *sql.Tx) error {
+		p, err := lockProject(ctx, tx, projectID)
+		if err != nil {
+			return err
+		}
+		u, err := lockPrincipal(ctx, tx, principalID)
+		if err != nil {
+			return err
+		}
+		if u.AccountID != p.AccountID {
+			return refused(ErrInvalid, "principal %s belongs to account %s, not to account %s of project %s",
+				u.ID, u.AccountID, p.AccountID, p.ID)
+		}
+		var since time.Time
+		err = tx.QueryRowContext(ctx, deleteMemberSQL, projectID, principalID).Scan(&since, &r.RemovedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return refused(ErrNotFound, "principal %s is not a member of project %s", principalID, projectID)
+		}
+		if err != nil {
+			return err
+		}
+		r.AccountID = p.AccountID
+		if r.GrantsRevoked, err = execCount(ctx, tx, revokePairGrantsSQL, principalID, projectID); err != nil {
+			return err
+		}
+		if r.TokensRevoked, err = execCount(ctx, tx, revokePairTokensSQL, principalID, projectID); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
+			ProjectID: p.ID, AccountID: p.AccountID, Target: u.ID, Outcome: OutcomeOK,
+			Details: map[string]any{"member_since": since, "grants_revoked": r.GrantsRevoked,
+				"tokens_revoked": r.TokensRevoked}})
+	})
+	if err != nil {
+		return MemberRemoval{}, err
+	}
+	return r, nil
+}
+
+// The statements that end everything a principal holds. revokeSessionsSQL
+// is also revoke-sessions.
+const (
+	revokePrincipalGrantsSQL = `
+		UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
+		WHERE principal_id = $1 AND revoked_at IS NULL`
+	revokePrincipalTokensSQL = `
+		UPDATE oauth_tokens SET revoked_at = now()
+		WHERE revoked_at IS NULL AND grant_id IN (SELECT id FROM oauth_grants WHERE principal_id = $1)`
+	revokeSessionsSQL = `
+		UPDATE browser_sessions SET revoked_at = now()
+		WHERE principal_id = $1 AND revoked_at IS NULL AND expires_at > now()`
+	revokeLinksSQL = `
+		UPDATE signin_links SET revoked_at = now()
+		WHERE principal_id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()`
+)
+
+// DisablePrincipal is the offboarding switch. In one transaction it marks
+// the principal disabled and revokes all its grants (in every project),
+// their tokens, its browser sessions and its unredeemed sign-in links, and
+// audits it. While disabled, no sign-in link can be made or redeemed, no
+// session is honoured and no authorization is approved. Memberships are
+// kept, so enabling restores sign-in, not access: grants stay revoked. An
+// unknown or already disabled principal is a *RefusedError.
+func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (PrincipalChange, error) {
+	var c PrincipalChange
+	err := db.inTx(ctx, "disable principal", func(ctx context.Context, tx *sql.Tx) error {
+		var at time.Time
+		err := tx.QueryRowContext(ctx, `UPDATE principals SET disabled_at = now()
+			WHERE id = $1 AND disabled_at IS NULL RETURNING account_id, disabled_at`, principalID).Scan(&c.AccountID, &at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return principalMissingOr(ctx, tx, principalID, "already disabled")
+		}
+		if err != nil {
+			return err
+		}
+		c.PrincipalID, c.DisabledAt = principalID, &at
+		for _, s := range []struct {
+			q string
+			n *int64
+		}{{revokePrincipalGrantsSQL, &c.GrantsRevoked}, {revokePrincipalTokensSQL, &c.TokensRevoked},
+			{revokeSessionsSQL, &c.SessionsRevoked}, {revokeLinksSQL, &c.LinksRevoked}} {
+			if *s.n, err = execCount(ctx, tx, s.q, principalID); err != nil {
+				return err
+			}
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.disable",
+			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK, Details: c.counts()})
+	})
+	if err != nil {
+		return PrincipalChange{}, err
+	}
+	return c, nil
+}
+
+// EnablePrincipal lets a disabled principal sign in again and audits it. It
+// revives nothing: grants, tokens, sessions and links revoked by
+// DisablePrincipal stay revoked. An unknown principal, or one that is not
+// disabled, is a *RefusedError.
+func (db *DB) EnablePrincipal(ctx context.Context, principalID string) (PrincipalChange, error) {
+	c := PrincipalChange{PrincipalID: principalID}
+	err := db.inTx(ctx, "enable principal", func(ctx context.Context, tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `UPDATE principals SET disabled_at = NULL
+			WHERE id = $1 AND disabled_at IS NOT NULL RETURNING account_id`, principalID).Scan(&c.AccountID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return principalMissingOr(ctx, tx, principalID, "not disabled")
+		}
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.enable",
+			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK})
+	})
+	if err != nil {
+		return PrincipalChange{}, err
+	}
+	return c, nil
+}
+
+// RevokeSessions ends every live browser session of a principal (a lost
+// laptop) and audits it, with the count, even when it is zero. Grants and
+// tokens are left alone. An unknown principal is a *RefusedError.
+func (db *DB) RevokeSessions(ctx context.Context, principalID string) (PrincipalChange, error) {
+	c := PrincipalChange{PrincipalID: principalID}
+	err := db.inTx(ctx, "revoke sessions", func(ctx context.Context, tx *sql.Tx) error {
+		u, disabled, err := principalState(ctx, tx, principalID, "FOR KEY SHARE")
+		if err != nil {
+			return err
+		}
+		c.AccountID, c.DisabledAt = u.AccountID, disabled
+		if c.SessionsRevoked, err = execCount(ctx, tx, revokeSessionsSQL, principalID); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "browser_session.revoke",
+			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK,
+			Details: map[string]any{"sessions_revoked": c.SessionsRevoked}})
+	})
+	if err != nil {
+		return PrincipalChange{}, err
+	}
+	return c, nil
+}
+
+func (c PrincipalChange) counts() map[string]any {
+	return map[string]any{"grants_revoked": c.GrantsRevoked, "tokens_revoked": c.TokensRevoked,
+		"sessions_revoked": c.SessionsRevoked, "signin_links_revoked": c.LinksRevoked}
+}
+
+// principalMissingOr explains why a conditional UPDATE of a principal
+// matched nothing: it does not exist, or it is in the state named by what.
+func principalMissingOr(ctx context.Context, tx *sql.Tx, principalID, what string) error {
+	if _, err := lockPrincipal(ctx, tx, principalID); err != nil {
+		return err
+	}
+	return refused(ErrConflict, "principal %s is %s", principalID, what)
+}
+
+// lockEnabledPrincipal is lockPrincipal for the paths that start access
+// (making or redeeming a sign-in link, approving an authorization). It takes
+// a share lock, which waits for a DisablePrincipal in progress and then
+// reads its result, so a link or grant can never slip past a disable. A
+// disabled principal is a *RefusedError of the caller's kind, so each path
+// answers as it does for any other refusal.
+func lockEnabledPrincipal(ctx context.Context, tx *sql.Tx, principalID string, kind error) (Principal, error) {
+	u, disabled, err := principalState(ctx, tx, principalID, "FOR SHARE")
+	if err == nil && disabled != nil {
+		return Principal{}, refused(kind, "principal %s is disabled", principalID)
+	}
+	return u, err
+}
+
+// principalState returns a principal and its disabled_at, locked with lock.
+func principalState(ctx context.Context, tx *sql.Tx, principalID, lock string) (Principal, *time.Time, error) {
+	var u Principal
+	var disabled sql.NullTime
+	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at, disabled_at FROM principals
+		WHERE id = $1 `+lock, principalID).Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &disabled)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, nil, refused(ErrNotFound, "principal %s not found", principalID)
+	}
+	if err != nil || !disabled.Valid {
+		return u, nil, err
+	}
+	return u, &disabled.Time, nil
+}
+
+// execCount runs a statement and returns the number of rows it changed.
+func execCount(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
