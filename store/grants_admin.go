@@ -26,6 +26,9 @@ type GrantSummary struct {
 	CreatedAt     time.Time      `json:"created_at"`
 	RevokedAt     *time.Time     `json:"revoked_at"`
 	ActiveTokens  []TokenSummary `json:"active_tokens"`
+	// Families are the grant's live token families, most recently used
+	// first (families.go): at most MaxLiveFamilies.
+	Families []FamilySummary `json:"families"`
 }
 
 // TokenSummary is an unexpired, unrevoked OAuth token of a grant (never its hash).
@@ -90,6 +93,9 @@ func (db *DB) ListGrants(ctx context.Context, projectID string) ([]GrantSummary,
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := addFamilies(ctx, tx, projectID, out, index); err != nil {
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, listActiveTokensSQL, projectID)

@@ -133,7 +133,10 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 		if err := tx.QueryRowContext(ctx, `SELECT gen_random_uuid()::text`).Scan(&out.FamilyID); err != nil {
 			return err
 		}
-		return issue(ctx, tx, &out, c.ID, c.Resource, out.Scopes, out.Scopes, in.Now, in.Now.Add(in.Tokens.RefreshTTL), in.Tokens)
+		if err := issue(ctx, tx, &out, c.ID, c.Resource, out.Scopes, out.Scopes, in.Now, in.Now.Add(in.Tokens.RefreshTTL), in.Tokens); err != nil {
+			return err
+		}
+		return boundFamilies(ctx, tx, &out, in.Now)
 	})
 	if err != nil {
 		return Issued{}, err
