@@ -1,0 +1,72 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"heyaira/store"
+)
+
+// This file holds the offboarding commands: remove-member,
+// disable-principal, enable-principal and revoke-sessions. Each is one store
+// transaction with its audit row; docs/admin.md "Offboarding a person" says
+// how they combine.
+
+func runRemoveMember(ctx context.Context, e *env, args []string) error {
+	f := e.flags()
+	project := f.String("project-id", "", "the project `id`")
+	principal := f.String("principal-id", "", "the `id` of the member to remove")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.check(needUUID("project-id", *project), needUUID("principal-id", *principal)); err != nil {
+		return err
+	}
+	db, err := e.open(ctx, false)
+	if err != nil {
+		return failed(e.cmd.Name, err)
+	}
+	r, err := db.RemoveMember(ctx, *project, *principal)
+	if err != nil {
+		return failed(e.cmd.Name, err)
+	}
+	return f.output(r, func(w io.Writer) {
+		fmt.Fprintf(w, "principal %s is no longer a member of project %s; revoked %d grant(s) and %d token(s)\n",
+			r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked)
+	})
+}
+
+func runDisablePrincipal(ctx context.Context, e *env, args []string) error {
+	return principalChange(ctx, e, args, (*store.DB).DisablePrincipal, func(w io.Writer, c store.PrincipalChange) {
+		fmt.Fprintf(w, "disabled principal %s; revoked %d grant(s), %d token(s), %d session(s), %d sign-in link(s)\n",
+			c.PrincipalID, c.GrantsRevoked, c.TokensRevoked, c.SessionsRevoked, c.LinksRevoked)
+	})
+}
+
+func runEnablePrincipal(ctx context.Context, e *env, args []string) error {
+	return principalChange(ctx, e, args, (*store.DB).EnablePrincipal, func(w io.Writer, c store.PrincipalChange) {
+		fmt.Fprintf(w, "enabled principal %s: it may sign in again; no grant was restored\n", c.PrincipalID)
+	})
+}
+
+func runRevokeSessions(ctx context.Context, e *env, args []string) error {
+	return principalChange(ctx, e, args, (*store.DB).RevokeSessions, func(w io.Writer, c store.PrincipalChange) {
+		fmt.Fprintf(w, "revoked %d browser session(s) of principal %s\n", c.SessionsRevoked, c.PrincipalID)
+	})
+}
+
+// principalChange is a command whose only flag is --principal-id.
+func principalChange(ctx context.Context, e *env, args []string,
+	change func(*store.DB, context.Context, string) (store.PrincipalChange, error),
+	text func(io.Writer, store.PrincipalChange)) error {
+	f, principal, db, err := e.byID(ctx, args, "principal-id", "the principal `id`")
+	if err != nil {
+		return err
+	}
+	c, err := change(db, ctx, principal)
+	if err != nil {
+		return failed(e.cmd.Name, err)
+	}
+	return f.output(c, func(w io.Writer) { text(w, c) })
+}
