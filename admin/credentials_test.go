@@ -29,10 +29,13 @@ func (h *harness) oauthRows(f fixture) (client, grant, access, refresh, other st
 	token := `INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
 		VALUES (sha256($1::bytea), $2, $3, ARRAY['memory:read'], 'https://heyaira.example/mcp', $4, now() + interval '1 hour')
 		RETURNING id`
-	const fam1, fam2 = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
-	q(&access, token, "a1", "access", grant, fam1)
-	q(&refresh, token, "r1", "refresh", grant, fam1)
-	q(&other, token, "a2", "access", grant, fam2)
+	// Secrets and families are per grant, so a test may make several grants.
+	var fam1, fam2 string
+	q(&fam1, `SELECT gen_random_uuid()::text`)
+	q(&fam2, `SELECT gen_random_uuid()::text`)
+	q(&access, token, "a1"+grant, "access", grant, fam1)
+	q(&refresh, token, "r1"+grant, "refresh", grant, fam1)
+	q(&other, token, "a2"+grant, "access", grant, fam2)
 	return
 }
 
@@ -79,6 +82,16 @@ func TestCredentialCommands(t *testing.T) {
 		"principal_id": "<principal>", "principal_name": "Ada", "project_id": "<project>",
 		"scopes": []any{"memory:read", "documents:read"}, "created_at": "<time>", "revoked_at": nil,
 		"active_tokens": tokens(access, refresh, other)}
+	// Live families, most recently used first: a2's, then a1 and r1's.
+	family := func(live string, refresh bool) map[string]any {
+		f := map[string]any{"family_id": "<uuid>", "started_at": "<time>", "last_used_at": "<time>",
+			"refresh_expires_at": nil, "live_tokens": num(live)}
+		if refresh {
+			f["refresh_expires_at"] = "<time>"
+		}
+		return f
+	}
+	wantGrant["families"] = []any{family("1", false), family("2", true)}
 	wantList := map[string]any{"project_id": "<project>", "grants": []any{wantGrant}, "legacy_tokens": []any{wantLegacy}}
 	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
 		t.Errorf("list-grants --json (-want +got):\n%s", diff)
@@ -92,6 +105,7 @@ func TestCredentialCommands(t *testing.T) {
 		t.Errorf("revoke-token refresh (-want +got):\n%s", diff)
 	}
 	wantGrant["active_tokens"] = tokens(other)
+	wantGrant["families"] = []any{family("1", false)}
 	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
 		t.Errorf("list-grants after revoke-token (-want +got):\n%s", diff)
 	}
@@ -120,6 +134,7 @@ func TestCredentialCommands(t *testing.T) {
 	}
 	wantGrant["revoked_at"] = "<time>"
 	wantGrant["active_tokens"] = []any{}
+	wantGrant["families"] = []any{}
 	wantLegacy["revoked_at"] = "<time>"
 	if diff := cmp.Diff(wantList, normalize(h.read("list-grants", "--project-id", f.project), names)); diff != "" {
 		t.Errorf("list-grants after revocations (-want +got):\n%s", diff)
