@@ -1,0 +1,62 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	"heyaira/store"
+)
+
+// TestLC08TokenFamiliesAreBounded: a client that authorizes the same grant
+// again and again (a step-up, or one client_id on many devices, as with a
+// Client ID Metadata Document) keeps store.MaxLiveFamilies live families:
+// the least recently used beyond them are revoked, the others keep working,
+// and list-grants shows exactly the live ones.
+func TestLC08TokenFamiliesAreBounded(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	const n = store.MaxLiveFamilies + 2
+	var refresh []string
+	for i := range n {
+		if i == store.MaxLiveFamilies {
+			// The first device refreshes before the sixth family starts: it
+			// is now the most recently used, though the oldest.
+			r := e.refresh(c, refresh[0])
+			if r.status != http.StatusOK {
+				t.Fatalf("refresh: %d %s", r.status, r.raw)
+			}
+			refresh[0] = str(r.body, "refresh_token")
+		}
+		r := e.tokens(t, tn, c, "memory:read")
+		refresh = append(refresh, str(r.body, "refresh_token"))
+	}
+	grants, err := e.db.ListGrants(t.Context(), tn.project)
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("ListGrants: %v %v", grants, err)
+	}
+	if got := len(grants[0].Families); got != store.MaxLiveFamilies {
+		t.Errorf("live families = %d, want %d", got, store.MaxLiveFamilies)
+	}
+	// Seven families: when the sixth and seventh started, 1 and then 2 were
+	// the least recently used (0 had refreshed), so those two are revoked;
+	// 0 and 3..6 work.
+	for i, rt := range refresh {
+		r := e.refresh(c, rt)
+		revoked := i == 1 || i == 2
+		switch {
+		case revoked && (r.status != http.StatusBadRequest || r.body["error"] != "invalid_grant"):
+			t.Errorf("family %d: %d %s, want invalid_grant (evicted)", i, r.status, r.raw)
+		case !revoked && r.status != http.StatusOK:
+			t.Errorf("family %d: %d %s, want it live", i, r.status, r.raw)
+		}
+	}
+	var evicted int
+	if err := e.db.SQL().QueryRow(`SELECT count(*) FROM audit_events WHERE action = 'oauth_family.evict'`).Scan(&evicted); err != nil {
+		t.Fatal(err)
+	}
+	if evicted != 2 {
+		t.Errorf("oauth_family.evict rows = %d, want 2 (one per eviction)", evicted)
+	}
+}
