@@ -175,6 +175,9 @@ func TestBearerChallenges(t *testing.T) {
 	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 200 {
 		t.Fatalf("member: HTTP %d", r.status)
 	}
+	// Raw SQL on purpose: the membership row alone goes, the token stays
+	// unrevoked, so this shows the join of the token check. remove-member,
+	// which also revokes the tokens, is TestAZ08CursorNeverAuthorizes's case.
 	e.exec(`DELETE FROM project_members WHERE project_id = $1`, tn.project)
 	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 401 {
 		t.Fatalf("after removal from the project: HTTP %d, want 401", r.status)

@@ -250,8 +250,10 @@ func TestAZ08CursorNeverAuthorizes(t *testing.T) {
 		{"unlink-repository", func(s setup) {
 			e.exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, s.tn.repo)
 		}, "repository_revoked"},
-		{"remove the principal from the project", func(s setup) {
-			e.exec(`DELETE FROM project_members WHERE project_id = $1 AND principal_id = $2`, s.tn.project, s.tn.principal)
+		{"remove-member", func(s setup) {
+			if _, err := e.db.RemoveMember(t.Context(), s.tn.project, s.tn.principal); err != nil {
+				t.Fatal(err)
+			}
 		}, ""},
 		{"revoke-grant", func(s setup) {
 			e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, hashToken(s.tok))

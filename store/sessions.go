@@ -50,15 +50,25 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 	}
 	var s Session
 	err := db.inTx(ctx, "redeem signin link", func(ctx context.Context, tx *sql.Tx) error {
-		var linkID string
-		err := tx.QueryRowContext(ctx, redeemLinkSQL, linkHash).Scan(&linkID, &s.PrincipalID)
+		// The principal is locked before the link, the order DisablePrincipal
+		// takes them in, so a sign-in racing a disable waits instead of
+		// deadlocking, then sees the principal disabled and the link revoked.
+		var principalID, linkID string
+		err := tx.QueryRowContext(ctx, `SELECT principal_id FROM signin_links WHERE token_hash = $1`, linkHash).Scan(&principalID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refused(ErrNotFound, "sign-in link unknown, used or expired")
 		}
 		if err != nil {
 			return err
 		}
-		u, err := lockEnabledPrincipal(ctx, tx, s.PrincipalID, ErrNotFound)
+		u, err := lockEnabledPrincipal(ctx, tx, principalID, ErrNotFound)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRowContext(ctx, redeemLinkSQL, linkHash).Scan(&linkID, &s.PrincipalID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return refused(ErrNotFound, "sign-in link unknown, used or expired")
+		}
 		if err != nil {
 			return err
 		}
