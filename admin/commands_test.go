@@ -24,7 +24,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	cmds := admin.Commands()
 	if len(cmds) != 19 {
-		t.Errorf("%d commands, want the 19 of DESIGN.md §5", len(cmds))
+		t.Errorf("%d commands, want the 19 of docs/design.md §5", len(cmds))
 	}
 	for _, c := range cmds {
 		for _, help := range []string{"--help", "-h"} {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// MaxFileSize is the largest document accepted, in bytes (the seed's 1 MB).
+// MaxFileSize is the largest document accepted, in bytes (1 MiB, docs/design.md §10).
 const MaxFileSize = 1 << 20
 
 // Binding identifies one repository through one GitHub App installation.
@@ -127,7 +127,7 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 		// An empty body that cannot be rewound makes the request
 		// non-replayable, so net/http does not silently resend it when a
 		// reused connection breaks before the answer: one read is exactly
-		// one request, and a reset is the caller's to retry (DESIGN.md §10,
+		// one request, and a reset is the caller's to retry (docs/design.md §10,
 		// §14). net/http finds it empty and sends no body.
 		req.Body = emptyBody{}
 		resp, err := c.send(ctx, route, req, tok)

@@ -1,5 +1,5 @@
 // Package github reads allowlisted documents and branch heads from GitHub as
-// a GitHub App installation (DESIGN.md §10). It is the only package that
+// a GitHub App installation (docs/design.md §10). It is the only package that
 // talks to GitHub.
 //
 // # What it guarantees
