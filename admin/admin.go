@@ -90,14 +90,6 @@ var commands = []Command{
 		"print the audit log of a project or an account, oldest first", runAudit},
 }
 
-// Commands returns the command table (name, usage line, short help), in the
-// order help prints it. Every command also accepts --json and --help.
-func Commands() []Command {
-	out := make([]Command, len(commands))
-	copy(out, commands)
-	return out
-}
-
 // Run runs one admin command. args[0] is the command name (e.g. "migrate");
 // schema is the embedded schema.sql. It reads HEYAIRA_DATABASE_URL and
 // HEYAIRA_PUBLIC_URL (default http://127.0.0.1:8080) through getenv only.
