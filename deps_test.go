@@ -57,7 +57,7 @@ func checkModule(t *testing.T, m string) {
 	}
 }
 
-// TestImportsFlowOneWay checks DESIGN.md §2: leaf packages import no other
+// TestImportsFlowOneWay checks docs/design.md §2: leaf packages import no other
 // package of this module (store/storetest and github/githubtest are test helpers
 // beside what they serve), and only main imports admin and server.
 func TestImportsFlowOneWay(t *testing.T) {

@@ -1,6 +1,6 @@
 package main
 
-// The seed's end-to-end test, in Go. HEYAIRA_F1_E2E_DATABASE_URL names a fresh
+// The end-to-end test of the whole contract, in Go. HEYAIRA_F1_E2E_DATABASE_URL names a fresh
 // database (scripts/test always creates one); the test migrates it through the
 // real admin CLI, inserts synthetic project/OAuth/allowlist state, starts the
 // MCP server through the real run with the fake GitHub, verifies bootstrap and

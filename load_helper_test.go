@@ -7,7 +7,7 @@ package main
 // peak RSS (VmHWM) and its heap are the server's alone.
 //
 // Why not the real binary: the GitHub base URL must never come from
-// configuration (DESIGN.md §10), so a production binary cannot be pointed at
+// configuration (docs/design.md §10), so a production binary cannot be pointed at
 // the fake. Only Go code can, through serveHooks; this file is that code, and
 // being a _test.go file it exists only in the test binary. Everything else
 // is the production path: run → serve → loadConfig from the environment

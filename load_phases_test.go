@@ -385,7 +385,7 @@ func benchMemory(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	close(stop)
 	wg.Wait()
 	liveAfter, _, _ := e.heap(true)
-	liveAfter2, _, _ := e.heap(true) // the decode-buffer pool lets its idle buffers go at the second
+	liveAfter2, _, _ := e.heap(true) // nothing is pooled: the same as after the first
 	hwm := e.procStatus("VmHWM")
 	// What is left then is mostly the GitHub connections the burst opened,
 	// with their TLS and bufio buffers, until they have been idle 90 s.
@@ -422,7 +422,7 @@ func benchMemory(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	fmt.Fprintf(&b, "| live heap during, max / mean | %s / %s |\n", benchBytes(int(maxLive)), benchBytes(int(mean)))
 	fmt.Fprintf(&b, "| live heap per in-flight read, max / mean: (during − before) ÷ %d | %s / %s |\n", workers, per(maxLive), per(mean))
 	fmt.Fprintf(&b, "| live heap after (forced GC) | %s |\n", benchBytes(int(liveAfter)))
-	fmt.Fprintf(&b, "| live heap after a second forced GC (idle pooled decode buffers go at the second) | %s |\n", benchBytes(int(liveAfter2)))
+	fmt.Fprintf(&b, "| live heap after a second forced GC (no decode buffer outlives its read: the same) | %s |\n", benchBytes(int(liveAfter2)))
 	if liveIdle > 0 {
 		fmt.Fprintf(&b, "| live heap 95 s later, when the GitHub transport has closed the connections the burst opened (two forced GCs) | %s |\n", benchBytes(int(liveIdle)))
 	}

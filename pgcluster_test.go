@@ -14,8 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,36 +28,13 @@ type pgCluster struct {
 	log  string
 }
 
-// findPGBin returns the directory with initdb and pg_ctl.
-func findPGBin() (string, error) {
-	var dirs []string
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		dirs = append(dirs, strings.TrimSpace(string(out)))
-	}
-	globbed, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Sort(sort.Reverse(sort.StringSlice(globbed)))
-	dirs = append(dirs, globbed...)
-	dirs = append(dirs, "/usr/local/bin", "/usr/bin")
-	for _, d := range dirs {
-		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "pg_ctl")) {
-			return d, nil
-		}
-	}
-	return "", fmt.Errorf("initdb and pg_ctl not found (pg_config --bindir, /usr/lib/postgresql/*/bin); scripts/test installs PostgreSQL")
-}
-
-func isExec(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
 // startPGCluster initialises and starts a cluster, stopped at t.Cleanup.
 func startPGCluster(t testing.TB) *pgCluster {
 	t.Helper()
 	storetest.BaseURL(t) // the same precondition as every database test
-	bin, err := findPGBin()
+	bin, err := storetest.PGBin()
 	if err != nil {
-		t.Fatal(err)
+		storetest.Missing(t, "skipped: %v; install PostgreSQL or run scripts/test", err)
 	}
 	// Not t.TempDir: its parents are 0700 and the postgres user must reach
 	// the socket. A short path also keeps the socket under the 107-byte limit.

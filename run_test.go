@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"heyaira/admin"
+	"heyaira/cursor"
 	"heyaira/store/storetest"
 )
 
@@ -164,7 +166,8 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *syncBuffer)
 func TestServeHealthReadyAndShutdown(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	base, stop := startServe(t, baseEnv(t, storetest.NewMigratedURL(t)), serveHooks{}, &logs)
+	env := baseEnv(t, storetest.NewMigratedURL(t))
+	base, stop := startServe(t, env, serveHooks{}, &logs)
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -183,5 +186,19 @@ func TestServeHealthReadyAndShutdown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"shutting down"`) || !strings.Contains(logs.String(), `"req_id"`) {
 		t.Errorf("logs lack the shutdown line or request ids:\n%s", logs.String())
+	}
+	// The start-up log names the cursor key ids, signing key first, as the
+	// cursor package doc promises.
+	keys, err := os.ReadFile(env["HEYAIRA_CURSOR_KEY_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := cursor.ParseKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := json.Marshal(codec.KeyIDs())
+	if want := `"msg":"cursor keys","key_ids":` + string(ids); !strings.Contains(logs.String(), want) {
+		t.Errorf("logs lack %s:\n%s", want, logs.String())
 	}
 }

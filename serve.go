@@ -49,6 +49,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
 	}
+	// Key ids are not secret (cursor package doc): they show which key signs.
+	logger.Info("cursor keys", "key_ids", cursors.KeyIDs())
 	metrics := server.NewMetrics()
 	gc := githubConfig(cfg, hooks, logger)
 	gc.OnRequest, gc.OnMint = metrics.GitHubRequest, metrics.TokenMint

@@ -7,7 +7,7 @@
 //
 // Guarantees, for a reviewer:
 //   - Every command parses and validates all of its input before it opens the
-//     database, so input that breaks a rule of DESIGN.md §5 writes nothing.
+//     database, so input that breaks a rule of docs/design.md §5 writes nothing.
 //     Rules that need the database (an unknown project, a repository that is
 //     not linked) are checked inside the store transaction that would make the
 //     change, which then rolls back: a refused command leaves no row anywhere,
@@ -48,7 +48,7 @@ type Command struct {
 	run   func(ctx context.Context, e *env, args []string) error
 }
 
-// commands is the table, in the order of DESIGN.md §5 (the order help prints).
+// commands is the table, in the order of docs/design.md §5 (the order help prints).
 var commands = []Command{
 	{"migrate", "heyaira-admin migrate",
 		"apply schema.sql (idempotent, one transaction)", runMigrate},
@@ -104,14 +104,6 @@ var commands = []Command{
 		"revoke an OAuth token (a refresh token with its whole family) or a legacy token", runRevokeToken},
 	{"audit", "heyaira-admin audit (--project-id P | --account-id A) [--since RFC3339] [--limit N]",
 		"print the audit log of a project or an account, oldest first", runAudit},
-}
-
-// Commands returns the command table (name, usage line, short help), in the
-// order help prints it. Every command also accepts --json and --help.
-func Commands() []Command {
-	out := make([]Command, len(commands))
-	copy(out, commands)
-	return out
 }
 
 // Run runs one admin command. args[0] is the command name (e.g. "migrate");

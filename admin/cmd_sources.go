@@ -9,11 +9,11 @@ import (
 	"heyaira/store"
 )
 
-// This file holds the document-source operations of the seed: linking and
+// This file holds the document-source operations (docs/design.md §5): linking and
 // unlinking a repository, and adding, revoking and listing the documents a
 // project allowlists in it (docs/document-sources.md).
 
-// Fragment limits of DESIGN.md §5.
+// Fragment limits of docs/design.md §5.
 const (
 	minFragmentLimit     = 1
 	maxFragmentLimit     = 65536

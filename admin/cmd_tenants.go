@@ -118,7 +118,7 @@ func runAddMember(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// defaultPublicURL is HEYAIRA_PUBLIC_URL when unset (DESIGN.md §3).
+// defaultPublicURL is HEYAIRA_PUBLIC_URL when unset (docs/design.md §3).
 const defaultPublicURL = "http://127.0.0.1:8080"
 
 func runSigninLink(ctx context.Context, e *env, args []string) error {

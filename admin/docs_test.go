@@ -46,8 +46,8 @@ func TestDocsAdminReference(t *testing.T) {
 	}
 }
 
-// TestDocsDocumentSources checks that the operations guide shows the seed's
-// command verbatim and names every document-source command.
+// TestDocsDocumentSources checks that the operations guide shows the canonical
+// command of docs/design.md §5 verbatim and names every document-source command.
 func TestDocsDocumentSources(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../docs/document-sources.md")
@@ -59,7 +59,7 @@ func TestDocsDocumentSources(t *testing.T) {
 		"  --github-repository heyaira \\\n  --document-role runtime \\\n  --path docs/CONTINUITY_PROTOCOL.md \\\n" +
 		"  --commit-sha <40-character-commit-sha>"
 	if !strings.Contains(doc, seed) {
-		t.Error("docs/document-sources.md lacks the seed's add-document-source command verbatim")
+		t.Error("docs/document-sources.md lacks the canonical add-document-source command verbatim")
 	}
 	for _, c := range []string{"link-repository", "unlink-repository", "add-document-source", "revoke-document-source",
 		"list-document-sources", "add-account-source", "revoke-account-source", "list-account-sources"} {

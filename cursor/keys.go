@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -77,14 +76,4 @@ func parseKeyLine(line string) ([]byte, error) {
 		return nil, fmt.Errorf("key is %d bytes, need at least %d", len(k), MinKeyLen)
 	}
 	return k, nil
-}
-
-// GenerateKeyLine returns a new key line: 32 bytes from crypto/rand in
-// standard base64, the same shape as `openssl rand -base64 32`.
-func GenerateKeyLine() (string, error) {
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		return "", fmt.Errorf("cursor: generate key: %w", err)
-	}
-	return base64.StdEncoding.EncodeToString(k), nil
 }

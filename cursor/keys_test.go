@@ -76,28 +76,3 @@ func TestParseKeysErrors(t *testing.T) {
 		})
 	}
 }
-
-func TestGenerateKeyLine(t *testing.T) {
-	t.Parallel()
-	a, err := GenerateKeyLine()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := GenerateKeyLine()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a == b {
-		t.Fatal("two generated keys are equal")
-	}
-	if len(a) != 44 || strings.ContainsAny(a, "\n ") {
-		t.Errorf("key line %q is not 44 characters of base64", a)
-	}
-	c, err := ParseKeys([]byte(a + "\n" + b + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.KeyIDs()) != 2 {
-		t.Errorf("KeyIDs = %v, want 2", c.KeyIDs())
-	}
-}

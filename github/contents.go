@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// MaxFileSize is the largest document accepted, in bytes (the seed's 1 MB).
+// MaxFileSize is the largest document accepted, in bytes (1 MiB, docs/design.md §10).
 const MaxFileSize = 1 << 20
 
 // Binding identifies one repository through one GitHub App installation.
@@ -35,12 +35,12 @@ type File struct {
 	// Size is len(Content), at most MaxFileSize.
 	Size int
 	// Content is the file: valid UTF-8 without NUL bytes. A UTF-8 byte order
-	// mark is kept as it is. A large file is decoded while the answer
-	// arrives, into a buffer of its own (lent only for the call, by
-	// WithFile); a small one (or an answer the stream gives up on) in place,
-	// sharing the buffer of the answer (at most MaxContentsResponse bytes),
-	// which keeping Content keeps.
+	// mark is kept as it is. It is decoded in place and shares the buffer
+	// the answer was read into (at most MaxContentsResponse bytes), which no
+	// other read ever sees.
 	Content []byte
+	// SHA256 is the SHA-256 of Content.
+	SHA256 [sha256.Size]byte
 }
 
 // GetFile reads the file at path in commit commitSHA of b's repository, with
@@ -52,51 +52,35 @@ type File struct {
 // (ErrInvalidName, ErrPathInvalid) and the App configuration checked
 // (ErrUnconfigured). The response is bounded, and accepted only as a regular
 // file whose path, size, blob SHA-1 and encoding agree (see the package doc).
+// Decoding and hashing run in the caller's goroutine.
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
-	f, _, _, err := c.getFile(ctx, b, path, commitSHA, false, false)
-	return f, err
-}
-
-// GetFileSHA256 is GetFile that also returns the SHA-256 of the content. It
-// is computed while the content is decoded, beside the other checks (on
-// another goroutine for a large file), which costs a caller that needs it
-// less wall time than hashing the returned content afterwards.
-func (c *Client) GetFileSHA256(ctx context.Context, b Binding, path, commitSHA string) (*File, [sha256.Size]byte, error) {
-	f, sum, _, err := c.getFile(ctx, b, path, commitSHA, true, false)
-	return f, sum, err
-}
-
-// getFile is GetFile, GetFileSHA256 and WithFile. With lend, a large file
-// may be decoded into a pooled buffer, returned as lent: the caller gives it
-// back (returnBuffer) once done with the content.
-func (c *Client) getFile(ctx context.Context, b Binding, path, commitSHA string, withSHA256, lend bool) (*File, [sha256.Size]byte, *[]byte, error) {
 	const op = "github: get file"
-	var none [sha256.Size]byte
 	if err := validateBinding(b); err != nil {
-		return nil, none, nil, withOp(op, err)
+		return nil, withOp(op, err)
 	}
 	if err := ValidatePath(path); err != nil {
-		return nil, none, nil, withOp(op, err)
+		return nil, withOp(op, err)
 	}
 	if err := ValidateCommitSHA(commitSHA); err != nil {
-		return nil, none, nil, withOp(op, err)
+		return nil, withOp(op, err)
 	}
 	if err := c.configured(op, b); err != nil {
-		return nil, none, nil, err
+		return nil, err
 	}
 	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
 	var f *File
-	var sum [sha256.Size]byte
-	var lent *[]byte
 	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
-		var err error
-		f, sum, lent, err = readContents(resp, path, withSHA256, lend)
+		body, err := readBody(resp, MaxContentsResponse)
+		if err != nil {
+			return err
+		}
+		f, err = decodeContents(body, path)
 		return err
 	})
 	if err != nil {
-		return nil, none, nil, withOp(op, err)
+		return nil, withOp(op, err)
 	}
-	return f, sum, lent, nil
+	return f, nil
 }
 
 // call runs one authenticated GET with the 401-retry rule and hands a 200
@@ -127,7 +111,7 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 		// An empty body that cannot be rewound makes the request
 		// non-replayable, so net/http does not silently resend it when a
 		// reused connection breaks before the answer: one read is exactly
-		// one request, and a reset is the caller's to retry (DESIGN.md §10,
+		// one request, and a reset is the caller's to retry (docs/design.md §10,
 		// §14). net/http finds it empty and sends no body.
 		req.Body = emptyBody{}
 		resp, err := c.send(ctx, route, req, tok)

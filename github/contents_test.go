@@ -3,6 +3,7 @@ package github_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,8 @@ func TestGetFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &github.File{Path: "docs/CONTINUITY.md", BlobSHA: githubtest.BlobSHA(content), Size: len(content), Content: content}
+	want := &github.File{Path: "docs/CONTINUITY.md", BlobSHA: githubtest.BlobSHA(content), Size: len(content), Content: content,
+		SHA256: sha256.Sum256(content)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GetFile mismatch (-want +got):\n%s", diff)
 	}

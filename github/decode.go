@@ -1,11 +1,13 @@
 package github
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // contentsObject is the part of a contents response (media type
@@ -21,9 +23,8 @@ type contentsObject struct {
 	// content is the raw body of the "content" string, between its quotes
 	// and still escaped (contentKind '"'); contentKind is 0 when the member
 	// is absent, 'n' for null and 'x' for any other kind of value.
-	content      []byte
-	contentStart int // index of content in the body
-	contentKind  byte
+	content     []byte
+	contentKind byte
 }
 
 // errMalformed is every syntax error of a contents body.
@@ -89,7 +90,6 @@ func parseContentsObject(body []byte) (contentsObject, bool) {
 			bit = seenContent
 			switch s.next() {
 			case '"':
-				obj.contentStart = s.i + 1
 				obj.content, ok = s.rawStringEnd()
 				obj.contentKind = '"'
 			case 'n':
@@ -136,34 +136,21 @@ func parseContentsObject(body []byte) (contentsObject, bool) {
 //  6. git blob SHA-1 of the bytes equal to sha (else ErrInconsistent);
 //  7. valid UTF-8 with no NUL (else ErrNotUTF8).
 //
+// The SHA-256 of the content is computed last, in the caller's goroutine.
 // A body that is not well-formed JSON is ErrUnavailable whichever check
 // would have failed first, as if the whole body had been validated first.
 func decodeContents(body []byte, wantPath string) (*File, error) {
-	f, _, err := decodeContentsSum(body, wantPath, false)
-	return f, err
-}
-
-// decodeContentsSum is decodeContents that also returns the SHA-256 of the
-// content when withSHA256 is set (computed beside the decoding).
-func decodeContentsSum(body []byte, wantPath string, withSHA256 bool) (*File, [sha256.Size]byte, error) {
-	return decodeContentsStreamed(body, wantPath, withSHA256, nil)
-}
-
-// decodeContentsStreamed is decodeContentsSum on a body whose content string
-// st (stream.go) decoded while it arrived, and emptied; st may be nil.
-func decodeContentsStreamed(body []byte, wantPath string, withSHA256 bool, st *contentStream) (*File, [sha256.Size]byte, error) {
-	var none [sha256.Size]byte
 	obj, ok := parseContentsObject(body)
 	if !ok {
-		return nil, none, errMalformed
+		return nil, errMalformed
 	}
 	// refuse reports err, unless the content string (not yet checked
 	// character by character) makes the whole body malformed.
-	refuse := func(err error) (*File, [sha256.Size]byte, error) {
+	refuse := func(err error) (*File, error) {
 		if obj.contentKind == '"' && !validStringBody(obj.content) {
-			return nil, none, errMalformed
+			return nil, errMalformed
 		}
-		return nil, none, err
+		return nil, err
 	}
 	switch obj.typ {
 	case "file":
@@ -188,53 +175,34 @@ func decodeContentsStreamed(body []byte, wantPath string, withSHA256 bool, st *c
 		// GitHub does not inline content for files over its own limit.
 		return refuse(fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge))
 	}
-	var d decoded
+	content := []byte{}
 	switch obj.contentKind {
 	case 0, 'n':
 		if size != 0 {
-			return nil, none, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
+			return nil, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
 		}
-		g := newDigests(nil, 0, withSHA256)
-		g.finish(0)
-		d.take(g)
-		d.content = []byte{}
 	case 'x':
-		return nil, none, fmt.Errorf("%w: content is not a string", ErrUnavailable)
+		return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
 	default:
 		if obj.encoding == nil || *obj.encoding != "base64" {
 			return refuse(fmt.Errorf("%w: unsupported content encoding", ErrUnavailable))
 		}
-		streamed, ok, err := st.outcome(obj, int(size))
-		switch {
-		case ok:
-			if err != nil {
-				return nil, none, err
-			}
-			d = streamed
-		case st != nil && st.done:
-			// The parse disagrees with the stream about where the content
-			// is; it cannot (same bytes, same scanner), and the content is
-			// gone: refuse.
-			return nil, none, errMalformed
-		default:
-			if st != nil {
-				st.digests.finish(0) // not used: stop its goroutines first
-			}
-			if d, err = decodeContent(obj.content, int(size), withSHA256); err != nil {
-				return nil, none, err
-			}
+		var err error
+		if content, err = decodeContent(obj.content, int(size)); err != nil {
+			return nil, err
 		}
 	}
-	if !isSHA1Hex(obj.sha) || hex.EncodeToString(d.blobSHA[:]) != obj.sha {
-		return nil, none, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
+	if !isSHA1Hex(obj.sha) || blobSHA(content) != obj.sha {
+		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
 	}
-	if d.invalid {
-		return nil, none, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
+	if !utf8.Valid(content) {
+		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotUTF8)
 	}
-	if d.nul {
-		return nil, none, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
+	if bytes.IndexByte(content, 0) >= 0 {
+		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(d.content), Content: d.content}, d.sha256, nil
+	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(content), Content: content,
+		SHA256: sha256.Sum256(content)}, nil
 }
 
 // blobSHA is git's object ID for a blob: SHA-1 over "blob <len>\x00<data>".

@@ -1,9 +1,6 @@
 package github
 
-import (
-	"crypto/sha256"
-	"testing"
-)
+import "testing"
 
 // benchmarkDecode decodes and verifies a 1 MiB answer as GitHub encodes it.
 // Decoding is in place, so each iteration first copies the 1.45 MB body into
@@ -24,29 +21,8 @@ func benchmarkDecode(b *testing.B, decode func([]byte, string) (*File, error)) {
 	}
 }
 
-// BenchmarkDecodeContents1MiB is the decoder the client uses.
+// BenchmarkDecodeContents1MiB is the decoder the client uses, SHA-256 included.
 func BenchmarkDecodeContents1MiB(b *testing.B) { benchmarkDecode(b, decodeContents) }
-
-// BenchmarkDecodeContents1MiBSHA256 is the decoder as GetFileSHA256 runs
-// it: the SHA-256 too, beside the decoding.
-func BenchmarkDecodeContents1MiBSHA256(b *testing.B) {
-	benchmarkDecode(b, func(body []byte, path string) (*File, error) {
-		f, _, err := decodeContentsSum(body, path, true)
-		return f, err
-	})
-}
-
-// BenchmarkDecodeContents1MiBThenSHA256 hashes after decoding, as the
-// server did before GetFileSHA256.
-func BenchmarkDecodeContents1MiBThenSHA256(b *testing.B) {
-	benchmarkDecode(b, func(body []byte, path string) (*File, error) {
-		f, err := decodeContents(body, path)
-		if err == nil {
-			sha256.Sum256(f.Content)
-		}
-		return f, err
-	})
-}
 
 // BenchmarkDecodeContents1MiBReference is the encoding/json decoder it replaced.
 func BenchmarkDecodeContents1MiBReference(b *testing.B) { benchmarkDecode(b, referenceDecodeContents) }

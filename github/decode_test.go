@@ -177,7 +177,7 @@ func TestDecodeContents(t *testing.T) {
 	}
 }
 
-// TestOneMiBFitsTheBound pins the seed's arithmetic: a 1 MiB file with a
+// TestOneMiBFitsTheBound pins the bound's arithmetic: a 1 MiB file with a
 // 1,000-byte path, encoded as GitHub does, fits in MaxContentsResponse.
 func TestOneMiBFitsTheBound(t *testing.T) {
 	t.Parallel()

@@ -1,5 +1,5 @@
 // Package github reads allowlisted documents and branch heads from GitHub as
-// a GitHub App installation (DESIGN.md §10). It is the only package that
+// a GitHub App installation (docs/design.md §10). It is the only package that
 // talks to GitHub.
 //
 // # What it guarantees
@@ -30,12 +30,11 @@
 //     that decodes to exactly size bytes, a git blob SHA-1 equal to the
 //     reported sha, and valid UTF-8 without NUL. Directories, symlinks and
 //     submodules are ErrNotFile.
-//   - Three ways to read a file. GetFile and GetFileSHA256 (which also
-//     hashes the content while decoding it) return memory the caller owns.
-//     WithFile lends a large file's memory for the duration of a callback
-//     and zeroes it afterwards (lend.go): the callback must copy out what it
-//     keeps. The document tools use WithFile; the catalog, which keeps its
-//     layers, uses GetFile.
+//   - One way to read a file. GetFile returns the verified file and the
+//     SHA-256 of its content, in memory the caller owns. The answer is read
+//     into a buffer of its own, decoded in place and hashed in the caller's
+//     goroutine; no buffer that held one read's document is ever handed to
+//     another read.
 //   - Least-privilege tokens. Installation tokens are minted with exactly one
 //     repository (repository_ids when the ID is known, else the name; never
 //     an empty list, which would mean every repository) and

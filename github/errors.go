@@ -8,7 +8,7 @@ import (
 
 // Sentinel errors. Every error returned by this package wraps exactly one of
 // them (a *RateLimitError counts as ErrRateLimited), so the server's error
-// table can map it to exactly one stable code of DESIGN.md §12. The code each
+// table can map it to exactly one stable code of docs/design.md §12. The code each
 // maps to is given in brackets. None of the wrapped errors carries a token, a
 // JWT, key material, a response body or document content: causes are reduced
 // to a fixed description before they are wrapped.

@@ -4,7 +4,7 @@ import "errors"
 
 // Test-only exports for the external test package github_test.
 
-// SentinelCodes lists every sentinel with the stable code DESIGN.md §12
+// SentinelCodes lists every sentinel with the stable code docs/design.md §12
 // assigns it (the server's table must agree).
 var SentinelCodes = []struct {
 	Err  error

@@ -2,6 +2,7 @@ package github
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"net/url"
 	"path"
@@ -45,6 +46,8 @@ func FuzzDecodeContents(f *testing.F) {
 			t.Fatal("content is not NUL-free UTF-8")
 		case blobSHA(file.Content) != file.BlobSHA:
 			t.Fatal("blob SHA does not match content")
+		case file.SHA256 != sha256.Sum256(file.Content):
+			t.Fatal("SHA-256 does not match content")
 		}
 		again, err := decodeContents(marshal(t, object(wantPath, file.Content)), wantPath)
 		if err != nil || !bytes.Equal(again.Content, file.Content) {

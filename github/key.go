@@ -25,7 +25,7 @@ const (
 // is not what the operator thinks it is.
 //
 // Errors wrap ErrUnconfigured and describe the problem without quoting the
-// input. The caller checks that the file is protected (DESIGN.md §3) before
+// input. The caller checks that the file is protected (docs/design.md §3) before
 // reading it; this function sees only bytes.
 func ParseAppKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 	bad := func(why string) error {

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Body bounds. MaxContentsResponse comes from the seed: a 1 MiB file is about
+// Body bounds. MaxContentsResponse (docs/design.md §10): a 1 MiB file is about
 // 1,445,000 bytes of JSON once base64-encoded in 60-character lines with each
 // newline escaped, so 1,500,000 leaves room for the metadata and no more.
 const (

@@ -25,7 +25,7 @@ import (
 // blob SHA, nothing in the response distinguishes it from a regular file,
 // and it is accepted. The shapes seen so far (the link's blob SHA, or the
 // target's path) are refused (TestGetFileRefused). Closing this would take
-// a tree lookup (mode 120000) per read, against DESIGN.md §14's single
+// a tree lookup (mode 120000) per read, against docs/design.md §14's single
 // request per fragment; docs/threat-model.md records the decision.
 func TestIN04cFollowedSymlinkWithTargetSHAIsUndetectable(t *testing.T) {
 	t.Parallel()
@@ -155,7 +155,7 @@ func TestPF11PathologicalJSON(t *testing.T) {
 }
 
 // FuzzParseAppKey feeds arbitrary bytes to the App key parser (the PEM of
-// DESIGN.md §3; a protected file, but its bytes are still parsed
+// docs/design.md §3; a protected file, but its bytes are still parsed
 // strictly). It never panics; an error comes with no key and never quotes
 // the key material (only, at most, a PEM type line); a key it accepts is a
 // valid RSA key of 2048 to 8192 bits.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits on names, from DESIGN.md §5 and GitHub's character sets.
+// Limits on names, from docs/design.md §5 and GitHub's character sets.
 const (
 	// MaxPathBytes is the longest document path accepted.
 	MaxPathBytes = 1024
@@ -17,7 +17,7 @@ const (
 	maxRepoBytes   = 100
 )
 
-// ValidatePath checks a document path against DESIGN.md §5: relative,
+// ValidatePath checks a document path against docs/design.md §5: relative,
 // '/'-separated, 1 to MaxPathBytes bytes, valid UTF-8, no empty, "." or ".."
 // segment (so no leading, trailing or doubled '/'), no backslash, no control
 // character (C0, DEL, C1) and no percent-escape ('%' followed by two hex

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"heyaira/github"
+	"heyaira/store/storetest"
 )
 
 func TestValidatePath(t *testing.T) {
@@ -131,7 +132,7 @@ func TestValidateBranchStricterThanGit(t *testing.T) {
 	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		storetest.Missing(t, "skipped: git not installed; install git or run scripts/test")
 	}
 	for _, tt := range branchCases {
 		if !tt.ok {

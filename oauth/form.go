@@ -3,6 +3,7 @@ package oauth
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -37,7 +38,7 @@ func (f Form) All(key string) []string { return f[key] }
 // Unknown returns the first parameter name not in allowed, or "".
 func (f Form) Unknown(allowed ...string) string {
 	for k := range f {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			return k
 		}
 	}
@@ -74,7 +75,7 @@ func ParseForm(raw string, repeatable ...string) (Form, error) {
 		if err != nil {
 			return nil, ErrMalformedForm
 		}
-		if _, dup := f[key]; dup && !contains(repeatable, key) {
+		if _, dup := f[key]; dup && !slices.Contains(repeatable, key) {
 			return nil, ErrRepeatedParam
 		}
 		f[key] = append(f[key], val)

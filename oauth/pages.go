@@ -45,7 +45,7 @@ type ScopeChoice struct {
 
 // NewScopeChoices splits requested scopes into the ordinary ones, ticked by
 // default, and documents:read, which is never ticked by default: the
-// principal must tick it (DESIGN.md §8).
+// principal must tick it (docs/design.md §8).
 func NewScopeChoices(requested []string) (ordinary []ScopeChoice, documents *ScopeChoice) {
 	for _, s := range Canonical(requested) {
 		c := ScopeChoice{Name: s, Description: Descriptions[s], Checked: s != DocumentsRead}

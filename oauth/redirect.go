@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Bounds on registered redirect URIs (DESIGN.md §8, OA-03).
+// Bounds on registered redirect URIs (docs/design.md §8, OA-03).
 const (
 	MaxRedirectURIs   = 10
 	MaxRedirectURILen = 2000

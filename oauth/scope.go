@@ -117,33 +117,3 @@ func Canonical(list []string) []string {
 
 // Format joins scopes with single spaces, in Supported order.
 func Format(list []string) string { return strings.Join(Canonical(list), " ") }
-
-// Subset reports whether every scope in a is also in b.
-func Subset(a, b []string) bool {
-	for _, s := range a {
-		if !contains(b, s) {
-			return false
-		}
-	}
-	return true
-}
-
-// Intersect returns the scopes in both a and b, in Supported order.
-func Intersect(a, b []string) []string {
-	var out []string
-	for _, s := range Canonical(a) {
-		if contains(b, s) {
-			out = append(out, s)
-		}
-	}
-	return Canonical(out)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

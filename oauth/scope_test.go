@@ -60,13 +60,6 @@ func TestDefaultScopes(t *testing.T) {
 func TestScopeSets(t *testing.T) {
 	t.Parallel()
 	a := []string{"documents:read", "memory:read"}
-	b := []string{"memory:read", "tasks:read"}
-	if Subset(a, b) || !Subset([]string{"memory:read"}, a) {
-		t.Error("Subset wrong")
-	}
-	if diff := cmp.Diff([]string{"memory:read"}, Intersect(a, b)); diff != "" {
-		t.Errorf("Intersect mismatch (-want +got):\n%s", diff)
-	}
 	if got := Format(a); got != "memory:read documents:read" {
 		t.Errorf("Format = %q", got)
 	}

@@ -22,7 +22,7 @@ const (
 )
 
 // SecretBytes is the entropy of every secret: 256 bits, above the 128 bits
-// OAuth 2.1 §7.7 asks of codes and the 256 bits DESIGN.md asks of access tokens.
+// OAuth 2.1 §7.7 asks of codes and the 256 bits docs/design.md asks of access tokens.
 const SecretBytes = 32
 
 var b64 = base64.RawURLEncoding

@@ -9,7 +9,7 @@ import (
 // Row CR-02: every secret the authorization server issues (access and
 // refresh tokens, codes, sessions, request handles, CSRF cookies) is
 // prefix + 32 bytes from crypto/rand: 256 bits, above both the 128 bits
-// OAuth 2.1 §7.7 asks for and the 256 DESIGN.md asks of access tokens.
+// OAuth 2.1 §7.7 asks for and the 256 docs/design.md asks of access tokens.
 // Generating many finds no collision and only well-formed values; that no
 // math/rand is linked is TestCR02AndPF10ForbiddenAPIs, and that only hashes
 // are stored is TestCR02SecretsStoredOnlyHashed. Default 10^5 secrets;

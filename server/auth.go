@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -64,12 +64,6 @@ func parseBearer(h string) (string, bool) {
 	return tok, true
 }
 
-// hashToken is how every secret is looked up: SHA-256 of the token string.
-func hashToken(tok string) []byte {
-	h := sha256.Sum256([]byte(tok))
-	return h[:]
-}
-
 // requireBearer authenticates every request from the database: the token must
 // exist, be unexpired and unrevoked, its grant unrevoked, its audience this
 // server's resource, and its principal still a member of the project.
@@ -91,7 +85,7 @@ func requireBearer(logger *slog.Logger, cfg *Config, st *store.DB) func(http.Han
 			}
 			// authenticate (prefetch.go) also reads the source of a small
 			// git_document_get call in the same statement.
-			a, r, err := authenticate(r, st, hashToken(tok), cfg.Now())
+			a, r, err := authenticate(r, st, oauth.Hash(tok), cfg.Now())
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")

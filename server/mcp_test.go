@@ -1,6 +1,7 @@
 package server
 
 import (
+	"heyaira/oauth"
 	"net/http"
 	"strings"
 	"testing"
@@ -135,16 +136,16 @@ func TestBearerChallenges(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
 	expired := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, hashToken(expired))
+	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(expired))
 	revoked := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(revoked))
+	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
 	grantRevoked := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, hashToken(grantRevoked))
+	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, oauth.Hash(grantRevoked))
 	otherAudience := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, hashToken(otherAudience))
+	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(otherAudience))
 	exMember := e.token(tn, "memory:read")
 	legacyRevoked := e.legacyToken(tn)
-	e.exec(`UPDATE legacy_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(legacyRevoked))
+	e.exec(`UPDATE legacy_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(legacyRevoked))
 
 	tests := []struct {
 		name, header, want string

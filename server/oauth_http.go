@@ -23,7 +23,7 @@ import (
 // Lifetimes of the authorization server's secrets (docs/oauth.md).
 const (
 	codeTTL          = 10 * time.Minute    // OAuth 2.1 §4.1.2: at most 10 minutes
-	accessTTL        = time.Hour           // DESIGN.md §8
+	accessTTL        = time.Hour           // docs/design.md §8
 	refreshFamilyTTL = 30 * 24 * time.Hour // absolute: rotation never extends it
 	requestTTL       = 15 * time.Minute    // a consent page left open longer must be restarted
 	pendingTTL       = 15 * time.Minute    // the sign-in link's own lifetime

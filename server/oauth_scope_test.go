@@ -8,7 +8,7 @@ import (
 	"heyaira/github/githubtest"
 )
 
-// TestAZ04DocumentsReadNeedsItsOwnConsent is the seed's rule end to end
+// TestAZ04DocumentsReadNeedsItsOwnConsent is the rule of docs/design.md §8 end to end
 // through the real handler: a grant approved without documents:read yields
 // a token that gets 403 insufficient_scope on git_document_get; refresh
 // never adds it; a new authorization asking for it shows the consent page

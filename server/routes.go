@@ -33,7 +33,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("GET /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
 	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
 
-	// OAuth authorization server (DESIGN.md §8, docs/oauth.md). No bearer:
+	// OAuth authorization server (docs/design.md §8, docs/oauth.md). No bearer:
 	// these routes are how a client gets one. Pages use the session cookie.
 	registrations := newRegistrationLimiter()
 	mux.Handle("GET /.well-known/oauth-authorization-server", handleAuthServerMetadata(cfg))

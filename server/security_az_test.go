@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"heyaira/github/githubtest"
+	"heyaira/oauth"
 )
 
 // soak reports whether scripts/soak asked for the full-size variants.
@@ -145,13 +146,13 @@ func TestAZ02RefusedTokensTouchNothing(t *testing.T) {
 	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
 	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
 	foreign := e.token(tn, "documents:read")
-	e.exec(`UPDATE oauth_tokens SET resource = 'https://other.example/mcp' WHERE token_hash = $1`, hashToken(foreign))
+	e.exec(`UPDATE oauth_tokens SET resource = 'https://other.example/mcp' WHERE token_hash = $1`, oauth.Hash(foreign))
 	expired := e.token(tn, "documents:read")
-	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, hashToken(expired))
+	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(expired))
 	revoked := e.token(tn, "documents:read")
-	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(revoked))
+	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
 	grantGone := e.token(tn, "documents:read")
-	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, hashToken(grantGone))
+	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, oauth.Hash(grantGone))
 	audit := e.countRows("audit_events")
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + src + `"}}}`
 	for name, tok := range map[string]string{"(a) foreign resource": foreign, "(b) expired": expired, "(c) revoked": revoked,
@@ -256,10 +257,10 @@ func TestAZ08CursorNeverAuthorizes(t *testing.T) {
 			}
 		}, ""},
 		{"revoke-grant", func(s setup) {
-			e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, hashToken(s.tok))
+			e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, oauth.Hash(s.tok))
 		}, ""},
 		{"revoke the access token", func(s setup) {
-			e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(s.tok))
+			e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(s.tok))
 		}, ""},
 	}
 	for i, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github/githubtest"
+	"heyaira/oauth"
 )
 
 // Rows CU-01 to CU-04 through the server: a tampered, truncated,
@@ -145,11 +146,11 @@ func TestCU09EveryPageReauthorizes(t *testing.T) {
 			break
 		}
 		args = map[string]any{"source_id": src, "cursor": next}
-		e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, hashToken(tok))
+		e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(tok))
 		if r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": args}); r.status != 401 {
 			t.Fatalf("after page %d with the token revoked: HTTP %d", pages, r.status)
 		}
-		e.exec(`UPDATE oauth_tokens SET revoked_at = NULL WHERE token_hash = $1`, hashToken(tok))
+		e.exec(`UPDATE oauth_tokens SET revoked_at = NULL WHERE token_hash = $1`, oauth.Hash(tok))
 	}
 	if got != len(doc) || pages < 5 {
 		t.Fatalf("read %d bytes in %d pages", got, pages)

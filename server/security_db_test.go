@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -182,7 +183,7 @@ func TestDB04SerializationFailureIsRetryable(t *testing.T) {
 	c := e.register("http://127.0.0.1/cb")
 	rtX := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
 	rtY := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	family := e.queryString(`SELECT family_id::text FROM oauth_tokens WHERE token_hash = $1`, hashToken(rtX))
+	family := e.queryString(`SELECT family_id::text FROM oauth_tokens WHERE token_hash = $1`, oauth.Hash(rtX))
 	e.exec(`CREATE OR REPLACE FUNCTION fault_serialize() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.family_id = '` + family + `' THEN
 			RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$`)

@@ -215,22 +215,15 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err := d.flights.acquire(ctx); err != nil {
 		return nil, err
 	}
-	// The slot is held until the lent buffer is back (WithFile returns), so
-	// the in-flight cap also bounds the decode buffers in use.
 	defer d.flights.release()
-	// The SHA-256 of the whole file is computed while GitHub's answer is
-	// decoded, beside the other checks, rather than in a pass afterwards.
-	// The file lives in memory lent for the call: the fragment is copied out.
-	var res *documentResult
-	err := d.gh.WithFile(ctx, github.Binding{
+	f, err := d.gh.GetFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
-	}, src.Path, *src.CommitSHA, func(f *github.File, sum [sha256.Size]byte) error {
-		var err error
-		res, err = d.cut(p, src, cur, startArg, maxArg, f.Content, sum)
-		return err
-	})
-	return res, err
+	}, src.Path, *src.CommitSHA)
+	if err != nil {
+		return nil, err
+	}
+	return d.cut(p, src, cur, startArg, maxArg, f.Content, f.SHA256)
 }
 
 // cut makes the result for the fragment of content the arguments or the

@@ -10,7 +10,7 @@ import (
 // code path accepts them; without a purge their rows (hashes, never
 // secrets) would accumulate for ever. PurgeExpired deletes those whose
 // expiry is older than before. This is not revocation, which stays a
-// timestamp (DESIGN.md §4): only rows nothing can use any more go, and the
+// timestamp (docs/design.md §4): only rows nothing can use any more go, and the
 // audit rows stay. The server calls it hourly with before 90 days ago
 // (janitor.go in package main): long enough to attribute a token hash found
 // later to its grant, and to recognize, and audit, a replayed refresh token

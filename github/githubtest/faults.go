@@ -12,7 +12,7 @@ import (
 
 // A Fault replaces the fake's answer to one request. The request is still
 // counted and logged. The constructors below cover the faults of
-// DESIGN.md §10 and security.md §2.5; a test may write its own.
+// docs/design.md §10 and security.md §2.5; a test may write its own.
 type Fault func(w http.ResponseWriter, r *http.Request)
 
 type faultEntry struct {

@@ -10,9 +10,8 @@ import (
 // githubOrder is the member order of a real contents answer with the object
 // media type (github/testdata/contents_file.json): metadata first, content
 // last. AddObject's json.Marshal sorts members by name instead, which puts
-// content second and size after it; a decoder that starts on the content
-// while the answer arrives (github/stream.go) only sees GitHub's behaviour
-// with this order.
+// content second and size after it. The benchmarks use this order so that
+// they measure the shape GitHub really sends.
 var githubOrder = []string{"type", "encoding", "size", "name", "path", "sha", "url", "git_url",
 	"html_url", "download_url", "_links", "content"}
 

@@ -17,7 +17,7 @@
 // text (never of the assembly headings) and est_tokens = ceil(chars/4). chars
 // counts Unicode code points, bytes counts UTF-8 bytes; the budget is in bytes.
 //
-// This package imports only the standard library (DESIGN.md §2).
+// This package imports only the standard library (docs/design.md §2).
 package catalog
 
 import (

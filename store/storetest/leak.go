@@ -17,8 +17,12 @@ import (
 // tests may import. Use it as:
 //
 //	func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }
+//
+// It also stops the private PostgreSQL cluster the tests may have started
+// (cluster.go), before the leak check.
 func MainWithLeakCheck(m *testing.M) int {
 	code := m.Run()
+	stopCluster()
 	if code == 0 {
 		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
 			fmt.Fprintf(os.Stderr, "LD-05: goroutines still running 5 s after the tests ended:\n\n%s\n", leaked)

@@ -2,8 +2,11 @@
 // migrated PostgreSQL database per test, and the goroutine-leak check
 // (MainWithLeakCheck).
 //
-// It needs HEYAIRA_F1_E2E_DATABASE_URL, which scripts/test always sets to a
-// database in a throwaway cluster. Each call creates a new database (from a
+// The cluster is the one HEYAIRA_F1_E2E_DATABASE_URL names (scripts/test
+// sets it to a database in a throwaway cluster). When it is unset, a plain
+// `go test` gets a private cluster per test binary (cluster.go), or, without
+// PostgreSQL binaries on the machine, a one-line skip (a failure under
+// scripts/test, which sets HEYAIRA_TEST_NO_SKIP). Each call creates a new database (from a
 // migrated template, so it is fast) and drops it when the test ends, so tests
 // can run in parallel and count rows without seeing each other.
 package storetest
@@ -45,14 +48,15 @@ func Schema(t testing.TB) string {
 	return string(b)
 }
 
-// BaseURL returns the cluster URL, failing the test when it is not configured.
+// BaseURL returns the cluster URL: EnvURL when set, else this test
+// binary's private cluster, started on first use. Without PostgreSQL
+// binaries the test is skipped (see Missing).
 func BaseURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvURL)
-	if u == "" {
-		t.Fatalf("%s is not set: run the tests with scripts/test, which starts PostgreSQL", EnvURL)
+	if u := os.Getenv(EnvURL); u != "" {
+		return u
 	}
-	return u
+	return privateClusterURL(t)
 }
 
 // NewURL creates an empty database (no schema) and returns its URL.
