@@ -274,4 +274,19 @@ CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON oauth_tokens (expires_at)
 CREATE INDEX IF NOT EXISTS signin_links_expires_idx ON signin_links (expires_at);
 CREATE INDEX IF NOT EXISTS browser_sessions_expires_idx ON browser_sessions (expires_at);
 
+-- Tenant limits (fairness and quotas). One optional row per project: NULL
+-- columns take the server's defaults (store/limits.go). An administrator sets
+-- them with heyaira-admin set-project-limits.
+CREATE TABLE IF NOT EXISTS project_limits (
+	project_id             uuid PRIMARY KEY REFERENCES projects (id),
+	github_requests_hourly integer NULL CHECK (github_requests_hourly BETWEEN 1 AND 1000000),
+	memory_entries         integer NULL CHECK (memory_entries BETWEEN 0 AND 10000000),
+	memory_bytes           bigint NULL CHECK (memory_bytes BETWEEN 0 AND 1099511627776),
+	tasks                  integer NULL CHECK (tasks BETWEEN 0 AND 10000000),
+	workflows              integer NULL CHECK (workflows BETWEEN 0 AND 10000000),
+	updated_at             timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS oauth_requests_client_idx ON oauth_requests (client_id, expires_at);
+CREATE INDEX IF NOT EXISTS oauth_clients_created_idx ON oauth_clients (created_at);
+
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

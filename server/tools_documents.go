@@ -212,17 +212,18 @@ func (d *documentTools) source(ctx context.Context, projectID, sourceID string) 
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment.
 func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64) (*documentResult, error) {
-	if err := d.flights.acquire(ctx); err != nil {
+	release, err := d.flights.acquire(ctx)
+	if err != nil {
 		return nil, err
 	}
 	// The slot is held until the lent buffer is back (WithFile returns), so
 	// the in-flight cap also bounds the decode buffers in use.
-	defer d.flights.release()
+	defer release()
 	// The SHA-256 of the whole file is computed while GitHub's answer is
 	// decoded, beside the other checks, rather than in a pass afterwards.
 	// The file lives in memory lent for the call: the fragment is copied out.
 	var res *documentResult
-	err := d.gh.WithFile(ctx, github.Binding{
+	err = d.gh.WithFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
 	}, src.Path, *src.CommitSHA, func(f *github.File, sum [sha256.Size]byte) error {

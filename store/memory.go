@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -23,13 +24,37 @@ const putMemorySQL = `
 	ON CONFLICT (project_id, key) DO UPDATE SET content = EXCLUDED.content, updated_at = now()
 	RETURNING octet_length(content), updated_at`
 
-// PutMemory creates or replaces a memory entry.
+// memoryUsageSQL is the project's entry count and bytes, and the bytes and
+// presence of the entry at key, which a put replaces.
+const memoryUsageSQL = `
+	SELECT count(*), COALESCE(sum(octet_length(content)), 0),
+	       COALESCE(sum(octet_length(content)) FILTER (WHERE key = $2), 0), COALESCE(bool_or(key = $2), false)
+	FROM memories WHERE project_id = $1`
+
+// PutMemory creates or replaces a memory entry, within the project's
+// memory_entries and memory_bytes quotas (a *QuotaError otherwise).
 func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (MemoryInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
 	m := MemoryInfo{Key: key}
-	err := db.sql.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
-	return m, wrap("put memory", err)
+	err := db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
+		l, err := lockQuota(ctx, tx, quotaMemory, projectID)
+		if err != nil {
+			return err
+		}
+		var n int
+		var total, old int64
+		var exists bool
+		if err := tx.QueryRowContext(ctx, memoryUsageSQL, projectID, key).Scan(&n, &total, &old, &exists); err != nil {
+			return err
+		}
+		switch {
+		case !exists && n >= l.MemoryEntries:
+			return &QuotaError{Quota: "memory_entries", Limit: int64(l.MemoryEntries)}
+		case total-old+int64(len(content)) > l.MemoryBytes:
+			return &QuotaError{Quota: "memory_bytes", Limit: l.MemoryBytes}
+		}
+		return tx.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
+	})
+	return m, err
 }
 
 const getMemorySQL = `
