@@ -11,7 +11,6 @@ import (
 	"heyaira/store"
 )
 
-
 // quotaOf returns the quota a refusal names, or "" for any other outcome.
 func quotaOf(err error) string {
 	var qe *store.QuotaError
