@@ -286,7 +286,11 @@ CREATE TABLE IF NOT EXISTS project_limits (
 	workflows              integer NULL CHECK (workflows BETWEEN 0 AND 10000000),
 	updated_at             timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS oauth_requests_client_idx ON oauth_requests (client_id, expires_at);
+-- Each pending authorization request names the signed-in principal it was
+-- made for, so that their number can be bounded per principal.
+ALTER TABLE oauth_requests ADD COLUMN IF NOT EXISTS principal_id uuid NULL REFERENCES principals (id);
+CREATE INDEX IF NOT EXISTS oauth_requests_principal_idx ON oauth_requests (principal_id, expires_at);
+CREATE INDEX IF NOT EXISTS oauth_requests_client_idx ON oauth_requests (client_id);
 CREATE INDEX IF NOT EXISTS oauth_clients_created_idx ON oauth_clients (created_at);
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

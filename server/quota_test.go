@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 
 	"heyaira/store"
@@ -35,5 +37,28 @@ func TestBT32QuotaExceededToolError(t *testing.T) {
 	}
 	if _, isErr, raw := e.call(tok, "memory_put", map[string]any{"key": "b", "content": "y"}); isErr {
 		t.Errorf("put after a delete: %s", raw)
+	}
+}
+
+// Row BT-36: a signed-in principal with store.MaxPendingRequests consent
+// pages open gets a 429 page (with Retry-After) for the next authorization
+// request, and no request is stored for it.
+func TestBT36PendingAuthorizationBound(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1:48213/cb")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	for range store.MaxPendingRequests {
+		b.consent(c.authorizeQuery("memory:read"))
+	}
+	before := e.countRows("oauth_requests")
+	p := b.get("/oauth/authorize?" + c.authorizeQuery("memory:read").Encode())
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || strings.Contains(p.body, `name="decision"`) {
+		t.Errorf("authorization request over the bound: %d %q %s", p.status, p.header.Get("Retry-After"), p.body)
+	}
+	if n := e.countRows("oauth_requests"); n != before {
+		t.Errorf("%d requests stored, was %d", n, before)
 	}
 }

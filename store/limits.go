@@ -75,15 +75,22 @@ const (
 	quotaMemory   quotaKind = 0x48a10001
 	quotaTasks    quotaKind = 0x48a10002
 	quotaWorkflow quotaKind = 0x48a10003
+	quotaRequests quotaKind = 0x48a10004 // keyed by principal, not project (oauth_consent.go)
 )
 
 // lockQuota takes the transaction-scoped lock for kind in the project and
 // returns the project's limits, read after the lock is held.
 func lockQuota(ctx context.Context, tx *sql.Tx, kind quotaKind, projectID string) (Limits, error) {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(kind), projectID); err != nil {
+	if err := advisoryLock(ctx, tx, kind, projectID); err != nil {
 		return Limits{}, err
 	}
 	return projectLimits(ctx, tx, projectID)
+}
+
+// advisoryLock takes the transaction-scoped lock (kind, hash of key).
+func advisoryLock(ctx context.Context, tx *sql.Tx, kind quotaKind, key string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(kind), key)
+	return err
 }
 
 // checkRows refuses one more row of table when the project already has max.
