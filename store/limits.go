@@ -78,31 +78,30 @@ const (
 	quotaRequests quotaKind = 0x48a10004 // keyed by principal, not project (oauth_consent.go)
 )
 
-// lockQuota takes the transaction-scoped lock for kind in the project and
-// returns the project's limits, read after the lock is held.
-func lockQuota(ctx context.Context, tx *sql.Tx, kind quotaKind, projectID string) (Limits, error) {
-	if err := advisoryLock(ctx, tx, kind, projectID); err != nil {
-		return Limits{}, err
-	}
-	return projectLimits(ctx, tx, projectID)
-}
-
 // advisoryLock takes the transaction-scoped lock (kind, hash of key).
 func advisoryLock(ctx context.Context, tx *sql.Tx, kind quotaKind, key string) error {
 	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(kind), key)
 	return err
 }
 
-// checkRows refuses one more row of table when the project already has max.
-// It runs after lockQuota, in the same transaction.
-func checkRows(ctx context.Context, tx *sql.Tx, table, quota string, projectID string, max int) error {
-	var n int
+// checkRows takes the lock of kind in the project and refuses one more row
+// of table when the project already has as many as its limit of that name
+// (table is also the project_limits column and the quota's name). The count
+// and the limit are read in one statement after the lock is held, so the
+// lock is held for the count, the insert and the commit only.
+func checkRows(ctx context.Context, tx *sql.Tx, kind quotaKind, table, projectID string, def int) error {
+	if err := advisoryLock(ctx, tx, kind, projectID); err != nil {
+		return err
+	}
+	var n, max int
 	// table is one of our constants, never input.
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table+` WHERE project_id = $1`, projectID).Scan(&n); err != nil {
+	q := `SELECT (SELECT count(*) FROM ` + table + ` WHERE project_id = $1),
+		COALESCE((SELECT ` + table + ` FROM project_limits WHERE project_id = $1), $2)`
+	if err := tx.QueryRowContext(ctx, q, projectID, def).Scan(&n, &max); err != nil {
 		return err
 	}
 	if n >= max {
-		return &QuotaError{Quota: quota, Limit: int64(max)}
+		return &QuotaError{Quota: table, Limit: int64(max)}
 	}
 	return nil
 }

@@ -35,13 +35,10 @@ const createTaskSQL = `
 func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
 	var t Task
 	err := db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
-		l, err := lockQuota(ctx, tx, quotaTasks, projectID)
-		if err != nil {
+		if err := checkRows(ctx, tx, quotaTasks, "tasks", projectID, DefaultLimits.Tasks); err != nil {
 			return err
 		}
-		if err := checkRows(ctx, tx, "tasks", "tasks", projectID, l.Tasks); err != nil {
-			return err
-		}
+		var err error
 		t, err = scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
 		return err
 	})

@@ -164,13 +164,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 		if err := recheckConfig(ctx, tx, w); err != nil {
 			return err
 		}
-		l, err := lockQuota(ctx, tx, quotaWorkflow, w.ProjectID)
-		if err != nil {
+		if err := checkRows(ctx, tx, quotaWorkflow, "workflows", w.ProjectID, DefaultLimits.Workflows); err != nil {
 			return err
 		}
-		if err := checkRows(ctx, tx, "workflows", "workflows", w.ProjectID, l.Workflows); err != nil {
-			return err
-		}
+		var err error
 		out, err = scanWorkflow(tx.QueryRowContext(ctx, insertWorkflowSQL, w.ProjectID, w.TaskID, w.Profile,
 			w.Mode, w.ParentID, string(w.Contract), w.CreatedBy))
 		if err != nil {
