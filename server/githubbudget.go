@@ -13,7 +13,10 @@ import (
 // rate_limited, with retry_after_seconds until the next hour, and never
 // reaches GitHub. An installation's own limit is 5000 requests an hour, so
 // five projects at full budget fit on one installation, and no project can
-// run its installation into GitHub's limit for everyone else on it.
+// run its installation into GitHub's limit for everyone else on it. What
+// counts is every file and branch request made for the project (documents
+// and dispatch sources); installation-token mints are the App's own
+// requests, outside the installation's limit, and are not counted.
 //
 // The counts live in this process: each replica counts its own share, so
 // with N replicas a project may make up to N budgets an hour. A shared count
