@@ -51,6 +51,8 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 	s.project = str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "Load"), "id")
 	s.person = str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Ada"), "id")
 	adminRun(t, env, "add-member", "--project-id", s.project, "--principal-id", s.person)
+	// Load and soak runs read far more than the default hourly GitHub budget.
+	adminRun(t, env, "set-project-limits", "--project-id", s.project, "--github-requests-per-hour", "1000000")
 	inst := strconv.FormatInt(gh.Binding("h8v6", "heyaira").InstallationID, 10)
 	adminRun(t, env, "link-repository", "--project-id", s.project, "--github-owner", "h8v6",
 		"--github-repository", "heyaira", "--github-installation-id", inst)

@@ -38,6 +38,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"heyaira/server"
 )
 
 const benchHelperEnv = "HEYAIRA_BENCH_HELPER"
@@ -86,7 +88,11 @@ func TestServeHelperProcess(t *testing.T) {
 	defer debug.Close()
 	defer ghHTTP.CloseIdleConnections()
 
-	hooks := serveHooks{githubBaseURL: os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), githubHTTP: ghHTTP, listener: ln}
+	// The harness measures the read path of one project at full
+	// concurrency, so that project may hold every GitHub slot (by default
+	// a project holds a quarter: server/flights.go).
+	hooks := serveHooks{githubBaseURL: os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), githubHTTP: ghHTTP, listener: ln,
+		tune: func(c *server.Config) { c.GitHubProjectShare = 64 }}
 	if err := run(withHooks(ctx, hooks), []string{"heyaira", "serve"}, os.Getenv, nil, os.Stdout, os.Stderr); err != nil {
 		t.Fatalf("serve: %v", err)
 	}

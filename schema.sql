@@ -285,5 +285,23 @@ ALTER TABLE signin_links ADD COLUMN IF NOT EXISTS revoked_at timestamptz NULL;
 CREATE INDEX IF NOT EXISTS oauth_grants_principal_idx ON oauth_grants (principal_id);
 CREATE INDEX IF NOT EXISTS browser_sessions_principal_idx ON browser_sessions (principal_id);
 CREATE INDEX IF NOT EXISTS signin_links_principal_idx ON signin_links (principal_id);
+-- Tenant limits (fairness and quotas). One optional row per project: NULL
+-- columns take the server's defaults (store/limits.go). An administrator sets
+-- them with heyaira-admin set-project-limits.
+CREATE TABLE IF NOT EXISTS project_limits (
+	project_id             uuid PRIMARY KEY REFERENCES projects (id),
+	github_requests_hourly integer NULL CHECK (github_requests_hourly BETWEEN 1 AND 1000000),
+	memory_entries         integer NULL CHECK (memory_entries BETWEEN 0 AND 10000000),
+	memory_bytes           bigint NULL CHECK (memory_bytes BETWEEN 0 AND 1099511627776),
+	tasks                  integer NULL CHECK (tasks BETWEEN 0 AND 10000000),
+	workflows              integer NULL CHECK (workflows BETWEEN 0 AND 10000000),
+	updated_at             timestamptz NOT NULL DEFAULT now()
+);
+-- Each pending authorization request names the signed-in principal it was
+-- made for, so that their number can be bounded per principal.
+ALTER TABLE oauth_requests ADD COLUMN IF NOT EXISTS principal_id uuid NULL REFERENCES principals (id);
+CREATE INDEX IF NOT EXISTS oauth_requests_principal_idx ON oauth_requests (principal_id, expires_at);
+CREATE INDEX IF NOT EXISTS oauth_requests_client_idx ON oauth_requests (client_id);
+CREATE INDEX IF NOT EXISTS oauth_clients_created_idx ON oauth_clients (created_at);
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

@@ -23,6 +23,7 @@ type serveHooks struct {
 	githubHTTP    *http.Client
 	githubTimeout time.Duration // 0: github.DefaultTimeout
 	listener      net.Listener
+	tune          func(*server.Config) // changes the server's configuration (the load harness)
 }
 
 type hooksKey struct{}
@@ -76,13 +77,17 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}()
 	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
 
-	handler := server.NewServer(logger, server.Config{
+	scfg := server.Config{
 		PublicURL:        cfg.publicURL,
 		AllowedOrigins:   cfg.allowedOrigins,
 		Version:          version,
 		Metrics:          metrics,
 		MetricsElsewhere: cfg.metricsAddr != "",
-	}, db, gh, cursors)
+	}
+	if hooks.tune != nil {
+		hooks.tune(&scfg)
+	}
+	handler := server.NewServer(logger, scfg, db, gh, cursors)
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, metrics, logger)
 		if err != nil {

@@ -104,6 +104,10 @@ var commands = []Command{
 		"revoke an OAuth token (a refresh token with its whole family) or a legacy token", runRevokeToken},
 	{"audit", "heyaira-admin audit (--project-id P | --account-id A) [--since RFC3339] [--limit N]",
 		"print the audit log of a project or an account, oldest first", runAudit},
+	{"set-project-limits", "heyaira-admin set-project-limits --project-id P [--github-requests-per-hour N] [--memory-entries N] [--memory-bytes N] [--tasks N] [--workflows N]",
+		"set a project's GitHub request budget and storage quotas", runSetProjectLimits},
+	{"project-usage", "heyaira-admin project-usage --project-id P",
+		"show what a project stores beside its limits", runProjectUsage},
 }
 
 // Run runs one admin command. args[0] is the command name (e.g. "migrate");

@@ -59,6 +59,7 @@ var errorCodes = []struct {
 	{store.ErrNotFound, "not_found", "no such record"},
 	{store.ErrConflict, "conflict", "the record changed or already exists"},
 	{store.ErrUnavailable, "store_unavailable", "the database is unavailable; retry later"},
+	{store.ErrQuotaExceeded, "quota_exceeded", "a storage quota of the project is reached"},
 }
 
 // publicCodes is every code a client can see, in the order they were added.
@@ -72,7 +73,7 @@ var publicCodes = []string{
 	"provider_unavailable", "provider_unconfigured", "provider_response_too_large",
 	"provider_redirect_rejected", "provider_inconsistent", "not_found", "conflict",
 	"catalog_budget_exceeded", "profile_not_found", "dispatch_config_changed",
-	"store_unavailable", "rate_limited", "internal",
+	"store_unavailable", "rate_limited", "internal", "quota_exceeded",
 }
 
 // classify returns the stable code and public message for err.

@@ -101,7 +101,12 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
 			ClientID: client.ID, RedirectURI: redirectURI, CodeChallenge: challenge, Scopes: scopes,
 			Resource: resource, State: state, ExpiresAt: cfg.Now().Add(requestTTL),
+			PrincipalID: sess.PrincipalID, Now: cfg.Now(),
 		})
+		if errors.Is(err, store.ErrQuotaExceeded) {
+			writeTooManyRequestsPage(w)
+			return
+		}
 		if err != nil {
 			logger.WarnContext(r.Context(), "storing authorization request failed", "req_id", requestID(r.Context()), "err", err)
 			writeUnavailablePage(w)

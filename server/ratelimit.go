@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -71,39 +70,3 @@ func (l *rateLimiter) peek(key string, now time.Time) (time.Duration, bool) {
 	}
 	return 0, true
 }
-
-// flightCap bounds concurrent GitHub requests server-wide, below GitHub's
-// limit of about 100 concurrent requests per installation.
-type flightCap struct {
-	slots chan struct{}
-	wait  time.Duration
-}
-
-func newFlightCap(n int, wait time.Duration) *flightCap {
-	return &flightCap{slots: make(chan struct{}, n), wait: wait}
-}
-
-// acquire waits up to the configured time for a slot; release must follow a
-// successful acquire.
-func (f *flightCap) acquire(ctx context.Context) error {
-	select {
-	case f.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	t := time.NewTimer(f.wait)
-	defer t.Stop()
-	select {
-	case f.slots <- struct{}{}:
-		return nil
-	case <-t.C:
-		return newCoded("rate_limited", "too many GitHub requests in flight; retry shortly")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (f *flightCap) release() { <-f.slots }
-
-// inFlight reports how many slots are taken (for metrics).
-func (f *flightCap) inFlight() int { return len(f.slots) }

@@ -13,7 +13,7 @@ import (
 // coverage here: every /mcp POST goes through checkOrigin and requireBearer.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
 	limiter := newRateLimiter(cfg.ToolRate, cfg.ToolBurst)
-	flights := newFlightCap(cfg.GitHubInFlight, cfg.GitHubWait)
+	flights := newFlightCap(cfg)
 	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, now: cfg.Now}
 	pages := pager{cursors: cursors, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}

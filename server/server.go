@@ -35,6 +35,14 @@ type Config struct {
 	// GitHubWait is how long a call waits for a slot before rate_limited.
 	GitHubInFlight int
 	GitHubWait     time.Duration
+	// GitHubProjectShare and GitHubPrincipalShare cap one project's and one
+	// principal's concurrent GitHub requests (default a quarter and an
+	// eighth of GitHubInFlight). GitHubHourlyBudget is a project's GitHub
+	// requests per hour unless an administrator set another (default 1000).
+	// See flights.go and githubbudget.go.
+	GitHubProjectShare   int
+	GitHubPrincipalShare int
+	GitHubHourlyBudget   int
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Metrics receives counters and histograms; nil means a private registry.
@@ -54,6 +62,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.GitHubInFlight == 0 {
 		c.GitHubInFlight = 64
+	}
+	if c.GitHubProjectShare == 0 {
+		c.GitHubProjectShare = max(1, c.GitHubInFlight/4)
+	}
+	if c.GitHubPrincipalShare == 0 {
+		c.GitHubPrincipalShare = max(1, c.GitHubInFlight/8)
+	}
+	if c.GitHubHourlyBudget == 0 {
+		c.GitHubHourlyBudget = store.DefaultLimits.GitHubRequestsHourly
 	}
 	if c.GitHubWait == 0 {
 		c.GitHubWait = 2 * time.Second

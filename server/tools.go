@@ -153,6 +153,7 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
 	}
 	if err != nil {
+		err = quotaError(err)
 		var public string
 		code, public = classify(err)
 		if code == "internal" || code == "store_unavailable" {

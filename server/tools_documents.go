@@ -212,10 +212,11 @@ func (d *documentTools) source(ctx context.Context, projectID, sourceID string) 
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment.
 func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64) (*documentResult, error) {
-	if err := d.flights.acquire(ctx); err != nil {
+	release, err := d.flights.acquire(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer d.flights.release()
+	defer release()
 	f, err := d.gh.GetFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),

@@ -232,11 +232,12 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 func (w *workflowTools) read(ctx context.Context, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
 	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned}
 	if tracking != nil {
-		if err := w.flights.acquire(ctx); err != nil {
+		release, err := w.flights.acquire(ctx)
+		if err != nil {
 			return t, err
 		}
 		sha, err := w.gh.ResolveBranch(ctx, b, *tracking)
-		w.flights.release()
+		release()
 		if err != nil {
 			return t, err
 		}
@@ -244,11 +245,12 @@ func (w *workflowTools) read(ctx context.Context, b github.Binding, path string,
 	} else {
 		t.CommitSHA = deref(commit)
 	}
-	if err := w.flights.acquire(ctx); err != nil {
+	release, err := w.flights.acquire(ctx)
+	if err != nil {
 		return t, err
 	}
 	f, err := w.gh.GetFile(ctx, b, path, t.CommitSHA)
-	w.flights.release()
+	release()
 	if err != nil {
 		return t, err
 	}

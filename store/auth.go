@@ -20,6 +20,9 @@ type Auth struct {
 	// Resource is the audience the token was issued for (empty for legacy tokens).
 	Resource  string
 	ExpiresAt *time.Time
+	// GitHubRequestsHourly is the project's GitHub request budget per hour
+	// as an administrator set it (project_limits), or 0 for the default.
+	GitHubRequestsHourly int
 }
 
 // authenticateSQL finds an active token by hash. For OAuth access tokens the
@@ -29,7 +32,8 @@ type Auth struct {
 // prepared statement, so that authorization costs one round trip.
 const authenticateSQL = `
 	SELECT 'oauth', t.id::text, g.id::text, g.client_id::text, g.principal_id::text, g.project_id::text,
-	       t.scopes, t.resource, t.expires_at
+	       t.scopes, t.resource, t.expires_at,
+	       COALESCE((SELECT github_requests_hourly FROM project_limits WHERE project_id = g.project_id), 0)
 	FROM oauth_tokens t
 	JOIN oauth_grants g ON g.id = t.grant_id
 	JOIN project_members m ON m.project_id = g.project_id AND m.principal_id = g.principal_id
@@ -37,7 +41,8 @@ const authenticateSQL = `
 	WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL
 	  AND g.revoked_at IS NULL AND t.expires_at > $2
 	UNION ALL
-	SELECT 'legacy', l.id::text, '', '', '', l.project_id::text, l.scopes, '', NULL
+	SELECT 'legacy', l.id::text, '', '', '', l.project_id::text, l.scopes, '', NULL,
+	       COALESCE((SELECT github_requests_hourly FROM project_limits WHERE project_id = l.project_id), 0)
 	FROM legacy_tokens l
 	WHERE l.token_hash = $1 AND l.revoked_at IS NULL
 	LIMIT 1`
@@ -52,7 +57,7 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 	var scopes stringArray
 	row, err := db.queryRow(ctx, authenticateSQL, tokenHash, now)
 	if err == nil {
-		err = row.Scan(&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID, &scopes, &a.Resource, &a.ExpiresAt)
+		err = row.Scan(&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID, &scopes, &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly)
 	}
 	if err != nil {
 		return Auth{}, wrap("authenticate", err)
@@ -67,9 +72,10 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 // looked at only for a token holding documents:read, the scope of every tool
 // that reads sources, so other tokens learn nothing more than before.
 const authenticateSourceSQL = `
-	WITH a (kind, token_id, grant_id, client_id, principal_id, project_id, scopes, resource, expires_at) AS (` +
+	WITH a (kind, token_id, grant_id, client_id, principal_id, project_id, scopes, resource, expires_at, github_budget) AS (` +
 	authenticateSQL + `)
 	SELECT a.kind, a.token_id, a.grant_id, a.client_id, a.principal_id, a.project_id, a.scopes, a.resource, a.expires_at,
+	       a.github_budget,
 	       s.id IS NOT NULL,
 	       COALESCE(s.id::text, ''), COALESCE(s.project_id::text, ''), COALESCE(s.repository_id::text, ''),
 	       COALESCE(r.github_owner, ''), COALESCE(r.github_repository, ''), COALESCE(r.github_installation_id, 0),
@@ -92,7 +98,7 @@ func (db *DB) AuthenticateSource(ctx context.Context, tokenHash []byte, now time
 	defer cancel()
 	var scopes stringArray
 	dests := append([]any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,
-		&scopes, &a.Resource, &a.ExpiresAt, &found}, sourceDests(&src)...)
+		&scopes, &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly, &found}, sourceDests(&src)...)
 	row, err := db.queryRow(ctx, authenticateSourceSQL, tokenHash, now, sourceID)
 	if err == nil {
 		err = row.Scan(dests...)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -23,13 +24,40 @@ const putMemorySQL = `
 	ON CONFLICT (project_id, key) DO UPDATE SET content = EXCLUDED.content, updated_at = now()
 	RETURNING octet_length(content), updated_at`
 
-// PutMemory creates or replaces a memory entry.
+// memoryUsageSQL is the project's entry count and bytes, the bytes and
+// presence of the entry at key (which a put replaces), and the project's
+// two memory limits ($3 and $4 are the defaults).
+const memoryUsageSQL = `
+	SELECT count(*), COALESCE(sum(octet_length(content)), 0),
+	       COALESCE(sum(octet_length(content)) FILTER (WHERE key = $2), 0), COALESCE(bool_or(key = $2), false),
+	       COALESCE((SELECT memory_entries FROM project_limits WHERE project_id = $1), $3),
+	       COALESCE((SELECT memory_bytes FROM project_limits WHERE project_id = $1), $4)
+	FROM memories WHERE project_id = $1`
+
+// PutMemory creates or replaces a memory entry, within the project's
+// memory_entries and memory_bytes quotas (a *QuotaError otherwise).
 func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (MemoryInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
 	m := MemoryInfo{Key: key}
-	err := db.sql.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
-	return m, wrap("put memory", err)
+	err := db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
+		if err := advisoryLock(ctx, tx, quotaMemory, projectID); err != nil {
+			return err
+		}
+		var n, maxEntries int
+		var total, old, maxBytes int64
+		var exists bool
+		if err := tx.QueryRowContext(ctx, memoryUsageSQL, projectID, key, DefaultLimits.MemoryEntries,
+			DefaultLimits.MemoryBytes).Scan(&n, &total, &old, &exists, &maxEntries, &maxBytes); err != nil {
+			return err
+		}
+		switch {
+		case !exists && n >= maxEntries:
+			return &QuotaError{Quota: "memory_entries", Limit: int64(maxEntries)}
+		case total-old+int64(len(content)) > maxBytes:
+			return &QuotaError{Quota: "memory_bytes", Limit: maxBytes}
+		}
+		return tx.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
+	})
+	return m, err
 }
 
 const getMemorySQL = `

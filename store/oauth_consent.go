@@ -22,22 +22,60 @@ type AuthRequest struct {
 	Resource      string
 	State         string // "" when the client sent none
 	ExpiresAt     time.Time
+	// PrincipalID is the signed-in principal the request was made for; Now
+	// is the caller's clock. A principal has at most MaxPendingRequests
+	// requests that are neither answered nor expired at Now.
+	PrincipalID string
+	Now         time.Time
 }
 
+// MaxPendingRequests bounds one principal's pending authorization requests:
+// a consent page open in 20 tabs at once is more than a person uses, and
+// each request expires within minutes.
+const MaxPendingRequests = 20
+
 const insertAuthRequestSQL = `
-	INSERT INTO oauth_requests (handle_hash, client_id, redirect_uri, code_challenge, scopes, resource, state, expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8)`
+	INSERT INTO oauth_requests (handle_hash, client_id, redirect_uri, code_challenge, scopes, resource, state, expires_at, principal_id)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, '')::uuid)`
+
+const pendingRequestsSQL = `
+	SELECT count(*) FROM oauth_requests WHERE principal_id = $1 AND used_at IS NULL AND expires_at > $2`
 
 // CreateAuthRequest stores a pending request under the hash of its handle.
+// Past MaxPendingRequests for r.PrincipalID it is a *QuotaError
+// ("pending_requests") and nothing is stored; the count is taken under a
+// per-principal lock, so concurrent requests cannot pass the bound together.
 func (db *DB) CreateAuthRequest(ctx context.Context, handleHash []byte, r AuthRequest) error {
 	if len(handleHash) != 32 {
 		return refused(ErrInvalid, "request handle hash must be 32 bytes")
 	}
 	return db.inTx(ctx, "create auth request", func(ctx context.Context, tx *sql.Tx) error {
+		if r.PrincipalID != "" {
+			if err := checkPending(ctx, tx, r.PrincipalID, r.Now); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, insertAuthRequestSQL, handleHash, r.ClientID, r.RedirectURI,
-			r.CodeChallenge, stringArray(r.Scopes), r.Resource, r.State, r.ExpiresAt)
+			r.CodeChallenge, stringArray(r.Scopes), r.Resource, r.State, r.ExpiresAt, r.PrincipalID)
 		return err
 	})
+}
+
+func checkPending(ctx context.Context, tx *sql.Tx, principalID string, now time.Time) error {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if err := advisoryLock(ctx, tx, quotaRequests, principalID); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, pendingRequestsSQL, principalID, now).Scan(&n); err != nil {
+		return err
+	}
+	if n >= MaxPendingRequests {
+		return &QuotaError{Quota: "pending_requests", Limit: MaxPendingRequests}
+	}
+	return nil
 }
 
 // Approval is a principal's answer "yes" to a pending request.

@@ -149,7 +149,7 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, s := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrUnavailable, ErrSchemaMissing} {
+	for _, s := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrUnavailable, ErrSchemaMissing, ErrQuotaExceeded} {
 		if errors.Is(err, s) {
 			return err
 		}

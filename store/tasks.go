@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -29,12 +30,19 @@ const createTaskSQL = `
 	INSERT INTO tasks (project_id, title, body, created_by) VALUES ($1, $2, $3, $4)
 	RETURNING ` + taskColumns
 
-// CreateTask adds an open task to a project.
+// CreateTask adds an open task to a project, within its tasks quota (a
+// *QuotaError otherwise).
 func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	t, err := scanTask(db.sql.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
-	return t, wrap("create task", err)
+	var t Task
+	err := db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
+		if err := checkRows(ctx, tx, quotaTasks, "tasks", projectID, DefaultLimits.Tasks); err != nil {
+			return err
+		}
+		var err error
+		t, err = scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
+		return err
+	})
+	return t, err
 }
 
 const getTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1 AND project_id = $2`

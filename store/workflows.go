@@ -164,6 +164,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 		if err := recheckConfig(ctx, tx, w); err != nil {
 			return err
 		}
+		if err := checkRows(ctx, tx, quotaWorkflow, "workflows", w.ProjectID, DefaultLimits.Workflows); err != nil {
+			return err
+		}
 		var err error
 		out, err = scanWorkflow(tx.QueryRowContext(ctx, insertWorkflowSQL, w.ProjectID, w.TaskID, w.Profile,
 			w.Mode, w.ParentID, string(w.Contract), w.CreatedBy))

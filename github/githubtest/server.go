@@ -107,6 +107,7 @@ type Server struct {
 	auth     // tokens and JWTs; see tokens.go
 	faults   map[Route][]*faultEntry
 	latency  time.Duration
+	holds    []*hold // see hold.go
 	counts   map[Route]int
 	requests []Request
 
@@ -329,6 +330,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 	if latency > 0 && !s.wait(r.Context(), latency) {
+		return
+	}
+	if !s.waitHold(r.Context(), escaped) {
 		return
 	}
 	if route != RouteMint || fault != nil {

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"heyaira/github/githubtest"
+	"heyaira/store"
+)
+
+// Row BT-20: one project flooding GitHub reads at its in-flight share
+// leaves another project's reads succeeding. The server has 16 slots here
+// (a quarter of the default, to spare the machine; the shares scale with
+// it). Project A's repository is held at the fake GitHub, so each of A's
+// reads that gets a slot keeps it; four principals of A run 24 reads in a
+// loop. Before the shares, A held all 16 slots and B's reads waited
+// GitHubWait and got rate_limited. Now A holds at most its share (4) and
+// B's reads all succeed; the test logs B's success rate and latency.
+func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, func(c *Config) {
+		c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubWait, c.GitHubHourlyBudget = 1e6, 1e6, 16, 100*time.Millisecond, 1e6
+	})
+	a, b := e.newTenant("o", "flood"), e.newTenant("o", "calm")
+	e.gh.AddFile("o", "flood", commitA, "a.md", []byte("flood"))
+	e.gh.AddFile("o", "calm", commitA, "b.md", []byte("calm"))
+	srcA := e.addSource(a, "runtime", "a.md", commitA, "", 65536)
+	srcB := e.addSource(b, "runtime", "b.md", commitA, "", 65536)
+	tokB := e.token(b, "documents:read")
+	release := e.gh.Hold("o", "flood")
+
+	stop := make(chan struct{})
+	var refusedA atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 4 {
+		tok := e.token(e.member(a, fmt.Sprintf("flooder %d", i)), "documents:read")
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcA}})
+					// A held read ends at the GitHub client's deadline.
+					if c := rpcOutcome(r); c == "rate_limited" {
+						refusedA.Add(1)
+					} else if c != "ok" && c != "provider_unavailable" {
+						t.Errorf("A's read: %s", c)
+						return
+					}
+				}
+			}()
+		}
+	}
+	// 24 reads against 16 server slots: once 8 were refused, A holds every
+	// slot it can get.
+	for refusedA.Load() < 8 {
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	const reads = 100
+	var lat []time.Duration
+	ok := 0
+	for range reads {
+		start := time.Now()
+		r := e.rpc(tokB, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcB}})
+		lat = append(lat, time.Since(start))
+		if c := rpcOutcome(r); c == "ok" {
+			ok++
+		} else if ok == 0 && len(lat) == 1 {
+			t.Errorf("B's first read while A floods: %s", c)
+		}
+	}
+	held := e.gh.Held("o", "flood")
+	close(stop)
+	release()
+	wg.Wait()
+	slices.Sort(lat)
+	t.Logf("while A floods (%d refusals, %d reads held at GitHub): B %d/%d reads ok (%.1f%%), p50 %v, p99 %v",
+		refusedA.Load(), held, ok, reads, 100*float64(ok)/reads, lat[reads/2], lat[reads*99/100])
+	if ok != reads {
+		t.Errorf("B: %d of %d reads succeeded while A flooded, want all", ok, reads)
+	}
+	if held > 4 {
+		t.Errorf("A holds %d GitHub requests in flight, over its share of 4", held)
+	}
+}
+
+// member adds a new principal to the tenant's project and returns the
+// tenant as that principal.
+func (e *testEnv) member(tn tenant, name string) tenant {
+	e.t.Helper()
+	tn.principal = e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, $2) RETURNING id`, tn.account, name)
+	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, tn.principal)
+	return tn
+}
+
+// Row BT-21: the in-flight shares themselves. A principal holds at most
+// GitHubPrincipalShare slots and a project at most GitHubProjectShare; a
+// request over its share waits GitHubWait and is rate_limited with
+// retry_after_seconds, while other principals and projects still get
+// slots; released shares leave nothing behind.
+func TestBT21InFlightShares(t *testing.T) {
+	t.Parallel()
+	cfg := &Config{GitHubInFlight: 64, GitHubWait: 20 * time.Millisecond}
+	cfg.setDefaults()
+	f := newFlightCap(cfg)
+	as := func(project, who string) context.Context {
+		p := principal{}
+		p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", project, who
+		return context.WithValue(context.Background(), principalKey{}, p)
+	}
+	var releases []func()
+	take := func(ctx context.Context, n int) {
+		t.Helper()
+		for i := range n {
+			r, err := f.acquire(ctx)
+			if err != nil {
+				t.Fatalf("slot %d: %v", i, err)
+			}
+			releases = append(releases, r)
+		}
+	}
+	refused := func(ctx context.Context, what string) {
+		t.Helper()
+		_, err := f.acquire(ctx)
+		var fe *fieldsError
+		if !errors.As(err, &fe) || fe.err.code != "rate_limited" || fe.fields["retry_after_seconds"] != 1 {
+			t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
+		}
+	}
+	take(as("p1", "u1"), 8)
+	refused(as("p1", "u1"), "a principal's ninth request")
+	take(as("p1", "u2"), 8)
+	refused(as("p1", "u3"), "a project's seventeenth request")
+	take(as("p2", "u4"), 8)
+	for _, r := range releases {
+		r()
+	}
+	if f.inFlight() != 0 || len(f.shares) != 0 {
+		t.Errorf("after release: %d in flight, %d shares", f.inFlight(), len(f.shares))
+	}
+	take(as("p1", "u1"), 8) // the shares are free again
+}
+
+// Row BT-22: a project's hourly GitHub budget. With an administrator's
+// budget of 2, the third read is rate_limited with retry_after_seconds to
+// the end of the hour and never reaches GitHub; another project (default
+// budget) is not affected; in the next hour the project reads again.
+func TestBT22HourlyGitHubBudget(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 1, 1, 10, 59, 30, 0, time.UTC)}
+	e := newTestEnv(t, func(c *Config) { c.Now = clk.now })
+	a, b := e.newTenant("o", "r"), e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
+	srcA := e.addSource(a, "runtime", "x.md", commitA, "", 65536)
+	srcB := e.addSource(b, "runtime", "x.md", commitA, "", 65536)
+	tokA, tokB := e.token(a, "documents:read"), e.token(b, "documents:read")
+	if _, err := e.db.SetProjectLimits(context.Background(), a.project, store.LimitsUpdate{GitHubRequestsHourly: ptr(2)}); err != nil {
+		t.Fatal(err)
+	}
+	argsA := map[string]any{"source_id": srcA}
+	for range 2 {
+		if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
+			t.Fatalf("read within the budget: %s", raw)
+		}
+	}
+	before := e.gh.Count(githubtest.RouteContents)
+	sc := e.wantCode(tokA, "git_document_get", argsA, "rate_limited")
+	if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 30.0 {
+		t.Errorf("retry_after_seconds = %v, want 30 (to the end of the hour)", got)
+	}
+	if n := e.gh.Count(githubtest.RouteContents) - before; n != 0 {
+		t.Errorf("the read over budget made %d GitHub requests", n)
+	}
+	if _, isErr, raw := e.call(tokB, "git_document_get", map[string]any{"source_id": srcB}); isErr {
+		t.Errorf("another project's read: %s", raw)
+	}
+	clk.add(30 * time.Second)
+	if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
+		t.Errorf("read in the next hour: %s", raw)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

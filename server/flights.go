@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// GitHub requests in flight. GitHub allows about 100 concurrent requests per
+// installation; the server keeps to Config.GitHubInFlight (64) in all. So
+// that one tenant cannot take them all, a project may hold at most
+// GitHubProjectShare of them (default a quarter, 16) and a principal at most
+// GitHubPrincipalShare (default an eighth, 8). A request takes its
+// principal's slot, then its project's, then one of the server's: narrowest
+// first, so a request waiting on its own share holds nothing anyone else
+// needs. It waits at most GitHubWait for all three; then it is rate_limited.
+// Before any slot, it is counted against the project's hourly budget
+// (githubbudget.go).
+type flightCap struct {
+	all          chan struct{}
+	wait         time.Duration
+	perProject   int
+	perPrincipal int
+	budget       *githubBudget
+	now          func() time.Time
+
+	mu     sync.Mutex
+	shares map[string]*share // by "project:<id>" and "principal:<subject>"
+}
+
+// share is one project's or principal's slots. It exists while some request
+// holds or waits for one of them.
+type share struct {
+	slots chan struct{}
+	users int
+}
+
+func newFlightCap(cfg *Config) *flightCap {
+	return &flightCap{
+		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
+		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,
+		budget: newGitHubBudget(cfg.GitHubHourlyBudget), now: cfg.Now, shares: map[string]*share{},
+	}
+}
+
+var errInFlight = &fieldsError{err: &codedError{"rate_limited", "too many GitHub requests in flight; retry shortly"},
+	fields: map[string]any{"retry_after_seconds": 1}}
+
+// acquire counts one GitHub request of the caller in ctx against its
+// project's budget and takes its slots. The returned release must be called
+// once the request is done.
+func (f *flightCap) acquire(ctx context.Context) (release func(), err error) {
+	p, _ := principalFrom(ctx)
+	if err := f.budget.spend(p.auth.ProjectID, p.auth.GitHubRequestsHourly, f.now()); err != nil {
+		return nil, err
+	}
+	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}
+	shares := []*share{f.join(keys[0], f.perPrincipal), f.join(keys[1], f.perProject)}
+	chans := []chan struct{}{shares[0].slots, shares[1].slots, f.all}
+	held := 0
+	release = func() {
+		for _, c := range chans[:held] {
+			<-c
+		}
+		for i, s := range shares {
+			f.leave(keys[i], s)
+		}
+	}
+	timer := time.NewTimer(f.wait)
+	defer timer.Stop()
+	for _, c := range chans {
+		if err := take(ctx, c, timer.C); err != nil {
+			release()
+			return nil, err
+		}
+		held++
+	}
+	return release, nil
+}
+
+// take puts a token in c, waiting until expired fires or ctx ends.
+func take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error {
+	select {
+	case c <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c <- struct{}{}:
+		return nil
+	case <-expired:
+		return errInFlight
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *flightCap) join(key string, n int) *share {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.shares[key]
+	if s == nil {
+		s = &share{slots: make(chan struct{}, n)}
+		f.shares[key] = s
+	}
+	s.users++
+	return s
+}
+
+func (f *flightCap) leave(key string, s *share) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.users--; s.users == 0 {
+		delete(f.shares, key)
+	}
+}
+
+// inFlight reports how many of the server's slots are taken (for metrics).
+func (f *flightCap) inFlight() int { return len(f.all) }

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// githubBudget is each project's GitHub request budget per clock hour (UTC):
+// by default Config.GitHubHourlyBudget (1000), or what an administrator set
+// for the project (heyaira-admin set-project-limits), which arrives with the
+// bearer check (store.Auth.GitHubRequestsHourly). A request over it is
+// rate_limited, with retry_after_seconds until the next hour, and never
+// reaches GitHub. An installation's own limit is 5000 requests an hour, so
+// five projects at full budget fit on one installation, and no project can
+// run its installation into GitHub's limit for everyone else on it. What
+// counts is every file and branch request made for the project (documents
+// and dispatch sources); installation-token mints are the App's own
+// requests, outside the installation's limit, and are not counted.
+//
+// The counts live in this process: each replica counts its own share, so
+// with N replicas a project may make up to N budgets an hour. A shared count
+// would be one row per project and hour in PostgreSQL, updated with
+// INSERT … ON CONFLICT … WHERE requests < limit before each request: one
+// more statement on every GitHub read.
+type githubBudget struct {
+	def  int
+	mu   sync.Mutex
+	hour time.Time
+	used map[string]int // by project, in hour
+}
+
+func newGitHubBudget(def int) *githubBudget {
+	return &githubBudget{def: def, used: map[string]int{}}
+}
+
+// spend counts one request of project against limit (0 means the default).
+func (b *githubBudget) spend(project string, limit int, now time.Time) error {
+	if limit <= 0 {
+		limit = b.def
+	}
+	hour := now.UTC().Truncate(time.Hour)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !hour.Equal(b.hour) {
+		b.hour = hour
+		clear(b.used) // also bounds the map by the projects active this hour
+	}
+	if b.used[project] >= limit {
+		wait := hour.Add(time.Hour).Sub(now)
+		return &fieldsError{err: &codedError{"rate_limited", "the project's hourly GitHub request budget is spent; retry after the hour"},
+			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
+	}
+	b.used[project]++
+	return nil
+}

@@ -1,0 +1,31 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"heyaira/store"
+)
+
+// quotaError turns the store's refusal of a write over a project quota
+// (store/limits.go) into the tool error quota_exceeded, naming the quota
+// and its limit, in the message and as fields. Other errors pass unchanged.
+func quotaError(err error) error {
+	var qe *store.QuotaError
+	if !errors.As(err, &qe) {
+		return err
+	}
+	msg := fmt.Sprintf("the project's %s quota (%d) is reached; delete something or ask an administrator", qe.Quota, qe.Limit)
+	return &fieldsError{err: &codedError{"quota_exceeded", msg}, fields: map[string]any{"quota": qe.Quota, "limit": qe.Limit}}
+}
+
+// writeTooManyRequestsPage answers an authorization request over the
+// principal's bound of pending ones (store.MaxPendingRequests).
+func writeTooManyRequestsPage(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(requestTTL.Seconds())))
+	writeMessage(w, http.StatusTooManyRequests, "Too many open authorization requests",
+		"You have "+strconv.Itoa(store.MaxPendingRequests)+" authorization requests open. Finish or close one, "+
+			"or wait until they expire (at most "+strconv.Itoa(int(requestTTL.Minutes()))+" minutes), then try again.")
+}
