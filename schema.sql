@@ -274,4 +274,14 @@ CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON oauth_tokens (expires_at)
 CREATE INDEX IF NOT EXISTS signin_links_expires_idx ON signin_links (expires_at);
 CREATE INDEX IF NOT EXISTS browser_sessions_expires_idx ON browser_sessions (expires_at);
 
+-- Client ID Metadata Documents (store/cimd_clients.go): a client named by
+-- the URL of its metadata document is an oauth_clients row holding the URL,
+-- the document's name and redirect URIs, and when it must be fetched again.
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS metadata_url text NULL
+	CHECK (octet_length(metadata_url) <= 512 AND metadata_url LIKE 'https://%');
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS fetched_at timestamptz NULL;
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS fresh_until timestamptz NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS oauth_clients_metadata_url_idx
+	ON oauth_clients (metadata_url) WHERE metadata_url IS NOT NULL;
+
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

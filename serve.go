@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,10 @@ type serveHooks struct {
 	githubHTTP    *http.Client
 	githubTimeout time.Duration // 0: github.DefaultTimeout
 	listener      net.Listener
+	// cimdDial and cimdRoots reach a local TLS stand-in for the hosts of
+	// client ID metadata documents; nil in production.
+	cimdDial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	cimdRoots *x509.CertPool
 }
 
 type hooksKey struct{}
@@ -48,6 +53,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	cursors, err := cursor.ParseKeys(keyFile)
 	if err != nil {
 		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
+	}
+	cimd, err := server.NewCIMD(cfg.cimdHosts, hooks.cimdDial, hooks.cimdRoots)
+	if err != nil {
+		return err
 	}
 	metrics := server.NewMetrics()
 	gc := githubConfig(cfg, hooks, logger)
@@ -80,6 +89,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		Version:          version,
 		Metrics:          metrics,
 		MetricsElsewhere: cfg.metricsAddr != "",
+		CIMD:             cimd,
 	}, db, gh, cursors)
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(cfg.metricsAddr, metrics, logger)
