@@ -33,6 +33,7 @@ func TestCMAttacks(t *testing.T) {
 		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
 	}
 	const base = "https://docs.example/"
+	e.canaries.secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
 
 	// CM-01: a redirect is refused, its target never fetched.
 	s.handle(base+"redirect", func(w http.ResponseWriter, r *http.Request) {
@@ -63,7 +64,7 @@ func TestCMAttacks(t *testing.T) {
 
 	// CM-06: a secret, a symmetric method, a private key.
 	for path, extra := range map[string]string{
-		"secret":   `,"client_secret":"s3cret"`,
+		"secret":   `,"client_secret":"` + cimdCanary + `"`,
 		"expires":  `,"client_secret_expires_at":0`,
 		"jwk":      `,"jwks":{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","d":"AQAB"}]}`,
 		"oct":      `,"jwks":{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`,
@@ -125,6 +126,8 @@ func TestCMAttacks(t *testing.T) {
 		t.Errorf("CM-05: refused URLs dialed %v", got)
 	}
 }
+
+const cimdCanary = "cimd-canary-3f9a1c0e7b5d4e2a8c6b"
 
 // TestCMSlowLoris: a body that never ends is cut at the fetch deadline
 // (10 s in production; short here so the test is quick).
