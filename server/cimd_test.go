@@ -221,3 +221,21 @@ func TestCIMDFreshFor(t *testing.T) {
 		}
 	}
 }
+
+// TestCIMDHosts: HEYAIRA_CIMD_HOSTS takes exact lower-case hostnames only;
+// none means off.
+func TestCIMDHosts(t *testing.T) {
+	t.Parallel()
+	if c, err := NewCIMD(nil, nil, nil); c != nil || err != nil {
+		t.Errorf("no hosts: %v, %v; want off", c, err)
+	}
+	if c, err := NewCIMD([]string{"claude.ai", "vscode.dev"}, nil, nil); c == nil || err != nil {
+		t.Errorf("claude.ai, vscode.dev: %v, %v", c, err)
+	}
+	for _, h := range []string{"Claude.ai", "127.0.0.1", "claude.ai:443", "https://claude.ai", "*.claude.ai",
+		"claude.ai/", "[::1]", "user@claude.ai", "claude ai"} {
+		if _, err := NewCIMD([]string{h}, nil, nil); err == nil {
+			t.Errorf("host %q accepted", h)
+		}
+	}
+}
