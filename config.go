@@ -20,6 +20,7 @@ type config struct {
 	githubKeyFile  string
 	allowedOrigins []string
 	metricsAddr    string
+	cimdHosts      []string // exact hostnames; none: CIMD off
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -35,6 +36,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
+		}
+	}
+	for _, h := range strings.Split(getenv("HEYAIRA_CIMD_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.cimdHosts = append(c.cimdHosts, h)
 		}
 	}
 	if c.databaseURL == "" {

@@ -303,5 +303,14 @@ ALTER TABLE oauth_requests ADD COLUMN IF NOT EXISTS principal_id uuid NULL REFER
 CREATE INDEX IF NOT EXISTS oauth_requests_principal_idx ON oauth_requests (principal_id, expires_at);
 CREATE INDEX IF NOT EXISTS oauth_requests_client_idx ON oauth_requests (client_id);
 CREATE INDEX IF NOT EXISTS oauth_clients_created_idx ON oauth_clients (created_at);
+-- Client ID Metadata Documents (store/cimd_clients.go): a client named by
+-- the URL of its metadata document is an oauth_clients row holding the URL,
+-- the document's name and redirect URIs, and when it must be fetched again.
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS metadata_url text NULL
+	CHECK (octet_length(metadata_url) <= 512 AND metadata_url LIKE 'https://%');
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS fetched_at timestamptz NULL;
+ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS fresh_until timestamptz NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS oauth_clients_metadata_url_idx
+	ON oauth_clients (metadata_url) WHERE metadata_url IS NOT NULL;
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

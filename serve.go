@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ type serveHooks struct {
 	githubTimeout time.Duration // 0: github.DefaultTimeout
 	listener      net.Listener
 	tune          func(*server.Config) // changes the server's configuration (the load harness)
+	// cimdDial and cimdRoots reach a local TLS stand-in for the hosts of
+	// client ID metadata documents; nil in production.
+	cimdDial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	cimdRoots *x509.CertPool
 }
 
 type hooksKey struct{}
@@ -52,6 +57,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}
 	// Key ids are not secret (cursor package doc): they show which key signs.
 	logger.Info("cursor keys", "key_ids", cursors.KeyIDs())
+	cimd, err := server.NewCIMD(cfg.cimdHosts, hooks.cimdDial, hooks.cimdRoots)
+	if err != nil {
+		return err
+	}
 	metrics := server.NewMetrics()
 	gc := githubConfig(cfg, hooks, logger)
 	gc.OnRequest, gc.OnMint = metrics.GitHubRequest, metrics.TokenMint
@@ -83,6 +92,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		Version:          version,
 		Metrics:          metrics,
 		MetricsElsewhere: cfg.metricsAddr != "",
+		CIMD:             cimd,
 	}
 	if hooks.tune != nil {
 		hooks.tune(&scfg)

@@ -24,11 +24,16 @@ type ConsentPage struct {
 	RedirectURI  string
 	RedirectHost string
 	Loopback     bool // warn: any local program can listen on a loopback redirect
-	Projects     []ProjectChoice
-	Scopes       []ScopeChoice // requested scopes other than documents:read
-	Documents    *ScopeChoice  // documents:read, when requested: its own fieldset
-	Request      string        // the pending request's handle
-	CSRF         string
+	// A client named by its metadata document URL (CIMD): the URL's host is
+	// its identity; AllLoopback warns that every redirect URI it lists is
+	// on the user's computer, where any program can claim to be it.
+	ClientHost  string
+	AllLoopback bool
+	Projects    []ProjectChoice
+	Scopes      []ScopeChoice // requested scopes other than documents:read
+	Documents   *ScopeChoice  // documents:read, when requested: its own fieldset
+	Request     string        // the pending request's handle
+	CSRF        string
 }
 
 // ProjectChoice is one project the principal may grant access to.

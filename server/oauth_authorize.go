@@ -27,7 +27,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 				"The request is malformed (a parameter is repeated or badly encoded). Start again from your application.")
 			return
 		}
-		client, redirectURI, ok := authorizeClient(w, r, logger, st, q)
+		client, redirectURI, ok := authorizeClient(w, r, logger, cfg, st, q)
 		if !ok {
 			return
 		}
@@ -119,6 +119,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			Loopback: oauth.IsLoopbackRedirect(redirectURI), Scopes: ordinary, Documents: documents,
 			Request: handle, CSRF: oauth.MAC(sessTok, labelConsentCSRF, handle),
 		}
+		cimdConsent(&page, cfg, q.Get("client_id"), client)
 		if page.ClientName == "" {
 			page.ClientName = "an unnamed application"
 		}
@@ -133,7 +134,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 // writes a 400 page (never a redirect) and returns ok=false. A missing
 // redirect_uri is allowed only when the client registered exactly one
 // (OAuth 2.1 §4.1.1).
-func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, st *store.DB, q oauth.Form) (store.Client, string, bool) {
+func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB, q oauth.Form) (store.Client, string, bool) {
 	invalid := func(msg string) (store.Client, string, bool) {
 		addLog(r.Context(), slog.String("code", "invalid_client_or_redirect"))
 		writeMessage(w, http.StatusBadRequest, "Invalid authorization request", msg)
@@ -143,7 +144,16 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	if id == "" {
 		return invalid("The request names no client.")
 	}
-	c, err := st.Client(r.Context(), id)
+	var c store.Client
+	var err error
+	if oauth.IsClientIDURL(id) {
+		var ok bool
+		if c, ok = cimdAuthorizeClient(w, r, logger, cfg, st, id); !ok {
+			return store.Client{}, "", false
+		}
+	} else {
+		c, err = st.Client(r.Context(), id)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return invalid("The application is not registered with this server. Start again from your application.")
 	}

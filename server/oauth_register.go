@@ -125,15 +125,7 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be a JSON object")
 	}
-	// Each known field is read by its exact key, because encoding/json
-	// alone would also take "Redirect_URIs".
-	field := func(key string, dst any) bool {
-		v, ok := raw[key]
-		if !ok || string(v) == "null" {
-			return true
-		}
-		return json.Unmarshal(v, dst) == nil
-	}
+	field := func(key string, dst any) bool { return metadataField(raw, key, dst) }
 	var md clientMetadata
 	var uris, grants, responses []string
 	var method string
@@ -172,12 +164,38 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 		return bad(oauth.ErrCodeInvalidClientMetadata, "client_name must be valid UTF-8 of at most 200 bytes")
 	}
 	md.name = oauth.CleanName(md.name)
+	var oerr *oauth.Error
+	if md.redirectURIs, oerr = keepRedirectURIs(uris); oerr != nil {
+		return clientMetadata{}, oerr
+	}
+	return md, nil
+}
+
+// metadataField reads one known metadata member by its exact key, because
+// encoding/json alone would also take "Redirect_URIs". A missing or null
+// member leaves dst alone; it reports false for a member of the wrong type.
+func metadataField(raw map[string]json.RawMessage, key string, dst any) bool {
+	v, ok := raw[key]
+	if !ok || string(v) == "null" {
+		return true
+	}
+	return json.Unmarshal(v, dst) == nil
+}
+
+// keepRedirectURIs applies the registration rules to a client's redirect
+// URIs (also those of a client ID metadata document) and returns the ones
+// kept, without duplicates.
+func keepRedirectURIs(uris []string) ([]string, *oauth.Error) {
+	bad := func(msg string) ([]string, *oauth.Error) {
+		return nil, oauth.NewError(oauth.ErrCodeInvalidRedirectURI, msg)
+	}
 	if len(uris) == 0 {
-		return bad(oauth.ErrCodeInvalidRedirectURI, "redirect_uris is required")
+		return bad("redirect_uris is required")
 	}
 	if len(uris) > oauth.MaxRedirectURIs {
-		return bad(oauth.ErrCodeInvalidRedirectURI, "at most 10 redirect_uris")
+		return bad("at most 10 redirect_uris")
 	}
+	var kept []string
 	seen := map[string]bool{}
 	for i, u := range uris {
 		err := oauth.ValidateRedirectURI(u)
@@ -185,17 +203,17 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 		case errors.Is(err, oauth.ErrDotlessScheme):
 			continue
 		case err != nil:
-			return bad(oauth.ErrCodeInvalidRedirectURI, "redirect_uris["+strconv.Itoa(i)+"]: "+errorReason(err))
+			return bad("redirect_uris[" + strconv.Itoa(i) + "]: " + errorReason(err))
 		case !seen[u]:
 			seen[u] = true
-			md.redirectURIs = append(md.redirectURIs, u)
+			kept = append(kept, u)
 		}
 	}
-	if len(md.redirectURIs) == 0 {
-		return bad(oauth.ErrCodeInvalidRedirectURI, "no acceptable redirect URI: use https, http on a loopback address, "+
+	if len(kept) == 0 {
+		return bad("no acceptable redirect URI: use https, http on a loopback address, " +
 			"or a private-use scheme containing a dot")
 	}
-	return md, nil
+	return kept, nil
 }
 
 // errorReason strips the package prefix from an oauth validation error; the

@@ -51,6 +51,9 @@ type Config struct {
 	// MetricsElsewhere leaves /metrics off the main listener, because main
 	// serves MetricsHandler on a separate address.
 	MetricsElsewhere bool
+	// CIMD accepts client ID metadata document URLs as client ids (see
+	// NewCIMD); nil, the default, means off.
+	CIMD *CIMD
 }
 
 func (c *Config) setDefaults() {

@@ -89,11 +89,18 @@ func (db *DB) RegisterClient(ctx context.Context, name string, redirectURIs, gra
 }
 
 const selectClientSQL = `
-	SELECT id, client_name, redirect_uris, metadata, created_at FROM oauth_clients WHERE id = $1`
+	SELECT id, client_name, redirect_uris, metadata, created_at FROM oauth_clients
+	WHERE id = $1 AND metadata_url IS NULL`
 
 // Client returns a registered client, or ErrNotFound (also for an id that
-// is not a UUID).
+// is not a UUID). A metadata document URL finds the client stored for it
+// (store/cimd_clients.go), fresh or not: the token endpoint needs only the
+// row, never a new fetch.
 func (db *DB) Client(ctx context.Context, id string) (Client, error) {
+	if isMetadataURL(id) {
+		c, err := db.CIMDClientByURL(ctx, id)
+		return c.Client, err
+	}
 	if !IsUUID(id) {
 		return Client{}, ErrNotFound
 	}

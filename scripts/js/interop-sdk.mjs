@@ -2,7 +2,9 @@
 // HeyAira, driven by interop_test.go (which starts the server, the fake
 // GitHub and the tenant, and asserts on what this prints).
 //
-// Input: one JSON argument {mcpURL, signinURL, sourceID}. The client is given
+// Input: one JSON argument {mcpURL, signinURL, sourceID, clientMetadataURL?}.
+// With clientMetadataURL, only the client ID metadata document flow runs
+// (cimdFlow below). Otherwise the client is given
 // only mcpURL; everything else it learns from the server. This script plays
 // both the MCP client (SDK Client + StreamableHTTPClientTransport with an
 // in-memory OAuthClientProvider) and, where a user would, the browser
@@ -26,8 +28,9 @@ const REDIRECT_URI = 'http://127.0.0.1:53682/callback';
 // ---- the MCP client's side: an OAuthClientProvider kept in memory ----
 
 class MemoryProvider {
-  constructor(name, onRedirect) {
+  constructor(name, onRedirect, clientMetadataUrl) {
     this.name = name;
+    this.clientMetadataUrl = clientMetadataUrl; // CIMD: the SDK uses it as client_id when the server supports it
     this.onRedirect = onRedirect;
     this._client = undefined;
     this._tokens = undefined;
@@ -258,9 +261,26 @@ async function rawMCPStatus(accessToken) {
   return { status: res.status, wwwAuthenticate: res.headers.get('www-authenticate') };
 }
 
+// cimdFlow: a client configured with a clientMetadataUrl (SEP-991) runs the
+// whole flow, refreshes, and never registers.
+async function cimdFlow(browser) {
+  const p = new MemoryProvider('unused: the document names the client', undefined, cfg.clientMetadataURL);
+  const flow = await authorize(p, browser, ['memory:read', 'documents:read']);
+  results.cimd = flow.out;
+  results.cimd.clientID = p.clientInformation()?.client_id;
+  results.cimd.tools = (await flow.client.listTools()).tools.length;
+  await flow.client.close();
+  const disc = p.discoveryState();
+  const fresh = await refreshAuthorization(disc.authorizationServerUrl, { metadata: disc.authorizationServerMetadata,
+    clientInformation: p.clientInformation(), refreshToken: p.tokens().refresh_token,
+    resource: new URL(disc.resourceMetadata.resource) });
+  results.cimd.refreshed = !!fresh.access_token && fresh.refresh_token !== p.tokens().refresh_token;
+}
+
 async function main() {
   const browser = new Browser(new URL(cfg.mcpURL).origin);
   results.signin = await signIn(browser, cfg.signinURL);
+  if (cfg.clientMetadataURL) return cimdFlow(browser);
 
   // A: everything ticked, documents:read included.
   const a = new MemoryProvider('HeyAira interop (TypeScript SDK, full)');

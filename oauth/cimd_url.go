@@ -1,0 +1,95 @@
+package oauth
+
+import (
+	"errors"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// MaxClientIDURL bounds a client ID metadata document URL. The published
+// ones are under 60 bytes; 512 leaves room and keeps the rows small.
+const MaxClientIDURL = 512
+
+// Client ID URL refusals. Each is a stable reason shown on the error page;
+// none quotes the input.
+var (
+	ErrClientIDURL     = errors.New("cimd_url_invalid")
+	ErrClientIDHost    = errors.New("cimd_host_not_allowed")
+	ErrClientIDQuery   = errors.New("cimd_url_query")
+	ErrClientIDDotPath = errors.New("cimd_url_dot_segment")
+)
+
+// IsClientIDURL reports whether a client_id is meant as a metadata document
+// URL rather than a registered id: it starts with "https://" (in any case,
+// so that "HTTPS://" is refused by CheckClientIDURL, not looked up).
+func IsClientIDURL(id string) bool {
+	return len(id) >= 8 && strings.EqualFold(id[:8], "https://")
+}
+
+// CheckClientIDURL is the gate a client_id URL passes before any network
+// I/O (draft-ietf-oauth-client-id-metadata-document §3). It works on the raw
+// string, because URL parsers normalise: they collapse "/a/../b", accept a
+// backslash for a slash, or lower-case the host. It returns the host.
+//
+// Accepted: "https://" + an allowed host (exact, lower case, not an IP
+// literal) + an optional ":443" + a path of at least one non-empty segment,
+// none of them "." or ".." even after percent-decoding, in printable ASCII.
+// Refused: anything longer than MaxClientIDURL, userinfo, a fragment, a
+// query, a backslash, whitespace or control characters, another port.
+// A query is refused because none of the published documents of the clients
+// HeyAira serves (Claude Code, claude.ai, VS Code, Codex; see
+// docs/oauth.md) has one, and the draft says a client ID SHOULD NOT.
+func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
+	if len(s) > MaxClientIDURL {
+		return "", ErrClientIDURL
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' {
+			return "", ErrClientIDURL
+		}
+	}
+	rest, ok := strings.CutPrefix(s, "https://")
+	if !ok {
+		return "", ErrClientIDURL
+	}
+	slash := strings.IndexByte(rest, '/')
+	if q := strings.IndexByte(rest, '?'); q >= 0 && (slash < 0 || q < slash) {
+		return "", ErrClientIDURL // a query with no path
+	}
+	if slash < 0 {
+		return "", ErrClientIDURL
+	}
+	host, path := rest[:slash], rest[slash:]
+	host, _ = strings.CutSuffix(host, ":443")
+	if host == "" || strings.ContainsAny(host, "@:[]%") || !validHost(host) || strings.ToLower(host) != host {
+		return "", ErrClientIDURL
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return "", ErrClientIDURL
+	}
+	if strings.ContainsRune(path, '?') {
+		return "", ErrClientIDQuery
+	}
+	if path == "/" {
+		return "", ErrClientIDURL
+	}
+	for _, seg := range strings.Split(path[1:], "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil || seg == "" {
+			return "", ErrClientIDURL
+		}
+		if dec == "." || dec == ".." {
+			return "", ErrClientIDDotPath
+		}
+		for i := 0; i < len(dec); i++ {
+			if c := dec[i]; c <= 0x20 || c >= 0x7f || c == '/' || c == '\\' {
+				return "", ErrClientIDURL
+			}
+		}
+	}
+	if !allowed[host] {
+		return "", ErrClientIDHost
+	}
+	return host, nil
+}

@@ -1,0 +1,290 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cimdRefused GETs /oauth/authorize for a document URL and checks that it
+// is refused with a page (never a redirect) naming reason.
+func cimdRefused(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
+	t.Helper()
+	p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, redirect).authorizeQuery("memory:read").Encode())
+	if p.status != status || p.header.Get("Location") != "" || !strings.Contains(p.body, "reason: "+reason+")") {
+		t.Errorf("%s: got %d Location=%q %s; want %d %s", url, p.status, p.header.Get("Location"), p.body, status, reason)
+	}
+}
+
+// TestCMAttacks: each hostile document or URL is refused with its own
+// reason, as a page, and reaches nothing it should not.
+func TestCMAttacks(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
+	cimd.perHost = newRateLimiter(100, 100) // this test fetches more than one host's burst
+	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+	doc := func(id string, extra string) []byte {
+		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
+	}
+	const base = "https://docs.example/"
+	e.canaries.secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
+
+	// CM-01: a redirect is refused, its target never fetched.
+	s.handle(base+"redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/target", http.StatusFound)
+	})
+	s.serveJSON(base+"target", doc(base+"target", ""))
+	cimdRefused(t, e, base+"redirect", "https://docs.example/cb", http.StatusBadGateway, cimdRedirect)
+	if n := s.fetches(base + "target"); n != 0 {
+		t.Errorf("CM-01: the redirect target was fetched %d times", n)
+	}
+
+	// CM-02: a 6 KB document, with and without Content-Length.
+	big := doc(base+"big", `,"pad":"`+strings.Repeat("x", 6*1024)+`"`)
+	s.serveJSON(base+"big", big)
+	cimdRefused(t, e, base+"big", "https://docs.example/cb", http.StatusBadGateway, cimdTooLarge)
+	s.handle(base+"chunked", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for i := 0; i < len(big); i += 1024 {
+			w.Write(big[i:min(i+1024, len(big))])
+			w.(http.Flusher).Flush()
+		}
+	})
+	cimdRefused(t, e, base+"chunked", "https://docs.example/cb", http.StatusBadGateway, cimdTooLarge)
+
+	// CM-04: client_id names another document.
+	s.serveJSON(base+"impostor", doc("https://claude.ai/oauth/claude-code-client-metadata", ""))
+	cimdRefused(t, e, base+"impostor", "https://docs.example/cb", http.StatusBadRequest, cimdClientIDMismatch)
+
+	// CM-06: a secret, a symmetric method, a private key.
+	for path, extra := range map[string]string{
+		"secret":   `,"client_secret":"` + cimdCanary + `"`,
+		"expires":  `,"client_secret_expires_at":0`,
+		"jwk":      `,"jwks":{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","d":"AQAB"}]}`,
+		"oct":      `,"jwks":{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`,
+		"badjwks":  `,"jwks":"keys"`,
+		"basic":    `,"token_endpoint_auth_method":"client_secret_basic"`,
+		"jwtauth":  `,"token_endpoint_auth_method":"private_key_jwt"`,
+		"dupfield": `,"client_name":"Other"`,
+	} {
+		s.serveJSON(base+path, doc(base+path, extra))
+		want, status := cimdSecret, http.StatusBadRequest
+		switch path {
+		case "basic", "jwtauth":
+			want = cimdAuthMethod
+		case "dupfield":
+			want = cimdInvalidJSON
+		}
+		cimdRefused(t, e, base+path, "https://docs.example/cb", status, want)
+	}
+
+	// Other documents that are not one: wrong media type, status, shape.
+	s.handle(base+"html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(doc(base+"html", ""))
+	})
+	cimdRefused(t, e, base+"html", "https://docs.example/cb", http.StatusBadGateway, cimdBadContentType)
+	cimdRefused(t, e, base+"missing", "https://docs.example/cb", http.StatusBadGateway, cimdBadStatus)
+	s.serveJSON(base+"array", []byte(`[1]`))
+	cimdRefused(t, e, base+"array", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidJSON)
+	s.serveJSON(base+"latin1", []byte("{\"client_id\":\""+base+"latin1\",\"client_name\":\"\xe9\",\"redirect_uris\":[\"https://docs.example/cb\"]}"))
+	cimdRefused(t, e, base+"latin1", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidJSON)
+	s.serveJSON(base+"nameless", []byte(`{"client_id":"`+base+`nameless","redirect_uris":["https://docs.example/cb"]}`))
+	cimdRefused(t, e, base+"nameless", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidDocument)
+	s.serveJSON(base+"js", []byte(`{"client_id":"`+base+`js","client_name":"x","redirect_uris":["javascript:alert(1)"]}`))
+	cimdRefused(t, e, base+"js", "javascript:alert(1)", http.StatusBadRequest, cimdInvalidDocument)
+
+	// CM-05: a host outside the allowlist, and URLs the gate refuses, are
+	// refused before any connection.
+	before := len(s.dialed())
+	for url, reason := range map[string]string{
+		"https://outside.example/client.json":                 "cimd_host_not_allowed",
+		"https://claude.ai/oauth/claude-code-client-metadata": "cimd_host_not_allowed",
+		"https://docs.example/a/../client.json":               "cimd_url_dot_segment",
+		"https://docs.example/a/%2e%2E/client":                "cimd_url_dot_segment",
+		"https://docs.example/client.json?x=1":                "cimd_url_query",
+		"https://docs.example:8443/client.json":               "cimd_url_invalid",
+		"https://user@docs.example/client.json":               "cimd_url_invalid",
+		"https://docs.example/":                               "cimd_url_invalid",
+		"https://docs.example\\@evil.example/x":               "cimd_url_invalid",
+		"https://127.0.0.1/client.json":                       "cimd_url_invalid",
+		"HTTPS://docs.example/client.json":                    "cimd_url_invalid",
+		"https://DOCS.example/client.json":                    "cimd_url_invalid",
+		"https://docs.example/client.json#frag":               "cimd_url_invalid",
+		"https://docs.example/a%2fb":                          "cimd_url_invalid",
+		"https://docs.example/" + strings.Repeat("a", 600):    "cimd_url_invalid",
+	} {
+		cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, reason)
+	}
+	if got := s.dialed()[before:]; len(got) != 0 {
+		t.Errorf("CM-05: refused URLs dialed %v", got)
+	}
+}
+
+const cimdCanary = "cimd-canary-3f9a1c0e7b5d4e2a8c6b"
+
+// TestCMSlowLoris: a body that never ends is cut at the fetch deadline
+// (10 s in production; short here so the test is quick).
+func TestCMSlowLoris(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 300*time.Millisecond, "docs.example") })
+	url := "https://docs.example/slow"
+	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"client_id":`))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	})
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, cimdTimeout)
+}
+
+// TestCMCachedFailure: failures are never stored. A fetch that fails is
+// tried again by the next authorization; a stale row whose new document
+// is invalid is neither used nor overwritten.
+func TestCMCachedFailure(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	clock := &testClock{}
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example"); c.Now = clock.now })
+	url := "https://docs.example/flaky"
+	var mu sync.Mutex
+	body := ""
+	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if body == "" {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	})
+	set := func(b string) { mu.Lock(); body = b; mu.Unlock() }
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, cimdBadStatus)
+	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://docs.example/cb"]}`)
+	get := func() page {
+		return e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
+	}
+	if p := get(); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
+		t.Fatalf("CM-08: after the outage the document was not fetched again: %d %s", p.status, p.body)
+	}
+	if n := s.fetches(url); n != 2 {
+		t.Errorf("CM-08: %d fetches, want 2", n)
+	}
+	clock.advance(2 * time.Hour) // the row is stale
+	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://evil.example/cb"],"client_secret":"x"}`)
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, cimdSecret)
+	if got := e.queryString(`SELECT array_to_string(redirect_uris, ' ') FROM oauth_clients WHERE metadata_url = $1`, url); got != "https://docs.example/cb" {
+		t.Errorf("CM-08: an invalid document changed the stored row to %q", got)
+	}
+	cimdRefused(t, e, url, "https://evil.example/cb", http.StatusBadRequest, cimdSecret)
+}
+
+// TestCMForbiddenAddresses: a host whose name resolves to loopback, the
+// cloud metadata address or an IPv4-mapped private address is never
+// connected to. The test's resolver maps the name; the production dialer
+// (newCIMDDialer, with its Control hook) does the rest, and the test
+// records every address the Control hook saw and what it answered.
+func TestCMForbiddenAddresses(t *testing.T) {
+	t.Parallel()
+	for _, ip := range []string{"127.0.0.1", "169.254.169.254", "::ffff:10.0.0.1"} {
+		var mu sync.Mutex
+		var seen []string
+		var allowed int
+		d := newCIMDDialer()
+		check := d.Control
+		d.Control = func(network, address string, c syscall.RawConn) error {
+			err := check(network, address, c)
+			mu.Lock()
+			seen = append(seen, address)
+			if err == nil {
+				allowed++
+			}
+			mu.Unlock()
+			return err
+		}
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			_, port, _ := net.SplitHostPort(addr)
+			return d.DialContext(ctx, network, net.JoinHostPort(ip, port)) // "DNS": docs.example → ip
+		}
+		cimd, err := newCIMD([]string{"docs.example"}, dial, nil, cimdFetchTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+		cimdRefused(t, e, "https://docs.example/client.json", "https://docs.example/cb", http.StatusBadGateway, cimdForbiddenAddr)
+		mu.Lock()
+		if len(seen) == 0 || allowed != 0 {
+			t.Errorf("CM-07 %s: the Control hook saw %v and allowed %d", ip, seen, allowed)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestCMFlood: /authorize requests with distinct document URLs on one host
+// make at most cimdMaxInFlight concurrent and cimdHostBurst total fetches
+// (the clock is frozen, so the bucket never refills); the rest are refused
+// with 429 before any connection.
+func TestCMFlood(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	frozen := time.Now()
+	e := newTestEnv(t, func(c *Config) {
+		c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example")
+		c.Now = func() time.Time { return frozen }
+	})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	s.route = map[string]http.HandlerFunc{}
+	hold := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		http.NotFound(w, r)
+	}
+	const n = 40
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = "https://docs.example/flood/" + strings.Repeat("x", i+1)
+		s.handle(urls[i], hold)
+	}
+	statuses := make(chan int, n)
+	for _, u := range urls {
+		go func() {
+			statuses <- e.browser(t).get("/oauth/authorize?" + cimdClient(u, "https://docs.example/cb").authorizeQuery("").Encode()).status
+		}()
+	}
+	// Every request that did not get a fetch slot answers at once; the
+	// ones holding slots wait for release.
+	count := map[int]int{}
+	for range n - cimdMaxInFlight {
+		count[<-statuses]++
+	}
+	close(release)
+	for range cimdMaxInFlight {
+		count[<-statuses]++
+	}
+	if count[http.StatusTooManyRequests] != n-cimdMaxInFlight || count[http.StatusBadGateway] != cimdMaxInFlight {
+		t.Errorf("CM-09: statuses %v, want %d × 429 and %d × 502", count, n-cimdMaxInFlight, cimdMaxInFlight)
+	}
+	for _, u := range urls { // sequential now: only the bucket limits
+		e.browser(t).get("/oauth/authorize?" + cimdClient(u+"y", "https://docs.example/cb").authorizeQuery("").Encode())
+	}
+	if total := s.totalFetches(); total > cimdHostBurst || most > cimdMaxInFlight {
+		t.Errorf("CM-09: %d fetches (at most %d at once) for %d authorizations; want ≤ %d, ≤ %d at once",
+			total, most, 2*n, cimdHostBurst, cimdMaxInFlight)
+	}
+}

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newCIMDEnv is a test server with CIMD on for hosts, fetching from a
+// stand-in that serves the snapshot documents.
+func newCIMDEnv(t *testing.T, hosts ...string) (*testEnv, *cimdStandIn) {
+	t.Helper()
+	s := newCIMDStandIn(t)
+	cimd := s.resolver(t, cimdFetchTimeout, hosts...)
+	return newTestEnv(t, func(c *Config) { c.CIMD = cimd }), s
+}
+
+// cimdClient is a client named by its document URL, using redirect.
+func cimdClient(url, redirect string) client {
+	return client{id: url, redirect: redirect, verifier: oauthB64(bytes.Repeat([]byte{7}, 40))}
+}
+
+// todayMetadata is the authorization-server metadata as served before
+// CIMD existed, byte for byte, for issuer https://heyaira.example.
+const todayMetadata = `{"issuer":"https://heyaira.example","authorization_endpoint":"https://heyaira.example/oauth/authorize",` +
+	`"token_endpoint":"https://heyaira.example/oauth/token","registration_endpoint":"https://heyaira.example/oauth/register",` +
+	`"revocation_endpoint":"https://heyaira.example/oauth/revoke","scopes_supported":["memory:read","memory:write",` +
+	`"tasks:read","tasks:write","documents:read","workflows:read","workflows:write"],"response_types_supported":["code"],` +
+	`"response_modes_supported":["query"],"grant_types_supported":["authorization_code","refresh_token"],` +
+	`"token_endpoint_auth_methods_supported":["none"],"revocation_endpoint_auth_methods_supported":["none"],` +
+	`"code_challenge_methods_supported":["S256"],"authorization_response_iss_parameter_supported":true,` +
+	`"client_id_metadata_document_supported":false}`
+
+// TestCIMDMetadata: with HEYAIRA_CIMD_HOSTS unset the metadata is byte for
+// byte what it was; with hosts it advertises CIMD, and "none" stays among
+// the token endpoint's methods (Claude and Codex need both), and DCR stays.
+func TestCIMDMetadata(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	for _, tc := range []struct {
+		name string
+		cimd *CIMD
+		want string
+	}{
+		{"off", nil, todayMetadata},
+		{"on", s.resolver(t, cimdFetchTimeout, "claude.ai"),
+			strings.Replace(todayMetadata, `"client_id_metadata_document_supported":false`, `"client_id_metadata_document_supported":true`, 1)},
+	} {
+		e := newTestEnv(t, func(c *Config) { c.PublicURL = "https://heyaira.example"; c.CIMD = tc.cimd })
+		resp, err := http.Get(e.srv.URL + "/.well-known/oauth-authorization-server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != tc.want {
+			t.Errorf("%s: metadata =\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+	if n := s.totalFetches(); n != 0 {
+		t.Errorf("serving metadata fetched %d documents", n)
+	}
+}
+
+// TestCIMDOffURLIsUnknownClient: with CIMD off, a URL client_id is an
+// unregistered client, as before, and nothing is fetched.
+func TestCIMDOffURLIsUnknownClient(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	c := cimdClient("https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:5000/callback")
+	p := e.browser(t).get("/oauth/authorize?" + c.authorizeQuery("memory:read").Encode())
+	if p.status != http.StatusBadRequest || p.header.Get("Location") != "" ||
+		!strings.Contains(p.body, "not registered with this server") {
+		t.Fatalf("CIMD off: %d %q %s", p.status, p.header.Get("Location"), p.body)
+	}
+}
+
+// TestCIMDSnapshotsAccepted runs the whole flow for each published
+// document: consent page (host as identity, name self-asserted, the
+// loopback-only warning only where every URI is loopback), approval, code
+// exchange and refresh with the URL as client_id, and a tool call.
+func TestCIMDSnapshotsAccepted(t *testing.T) {
+	t.Parallel()
+	e, s := newCIMDEnv(t, "claude.ai", "vscode.dev", "chatgpt.com")
+	tn := e.newTenant("o", "r")
+	for _, tc := range []struct {
+		url, redirect, host, name string
+		allLoopback               bool
+	}{
+		// Claude Code lists port-less loopback URIs and uses an ephemeral port.
+		{"https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:53682/callback", "claude.ai", "Claude Code", true},
+		{"https://claude.ai/oauth/mcp-oauth-client-metadata", "https://claude.ai/api/mcp/auth_callback", "claude.ai", "Claude", false},
+		{"https://vscode.dev/oauth/client-metadata.json", "http://127.0.0.1:33418/", "vscode.dev", "Visual Studio Code", false},
+		{"https://chatgpt.com/oauth/codex/client.json", "http://localhost:41234/callback", "chatgpt.com", "Codex", true},
+	} {
+		c := cimdClient(tc.url, tc.redirect)
+		b := e.browser(t)
+		b.signIn(tn.principal)
+		page := b.consent(c.authorizeQuery("memory:read"))
+		for _, want := range []string{"<strong>" + tc.host + "</strong>: that host is who this application is",
+			"self-asserted", "<bdi>" + tc.name + "</bdi>"} {
+			if !strings.Contains(page.body, want) {
+				t.Errorf("%s: the consent page lacks %q", tc.url, want)
+			}
+		}
+		if got := strings.Contains(page.body, "lists only addresses on your own computer"); got != tc.allLoopback {
+			t.Errorf("%s: loopback-only warning shown = %v, want %v", tc.url, got, tc.allLoopback)
+		}
+		r := e.exchange(c, codeFrom(t, b.approve(page, tn.project, "memory:read")))
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: exchange %d %s", tc.url, r.status, r.raw)
+		}
+		if st := e.mcpStatus(str(r.body, "access_token")); st != http.StatusOK {
+			t.Errorf("%s: tools/list with the token: %d", tc.url, st)
+		}
+		if rr := e.refresh(c, str(r.body, "refresh_token")); rr.status != http.StatusOK {
+			t.Errorf("%s: refresh %d %s", tc.url, rr.status, rr.raw)
+		}
+		if n := s.fetches(tc.url); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", tc.url, n)
+		}
+	}
+}
+
+// TestCIMDSecondDeviceKeepsFirst: every installation of Claude Code shares
+// one client_id. A second device's authorization by the same principal for
+// the same project extends the one grant and revokes nothing: the first
+// device's tokens keep working. The document is fetched once, and one
+// client row serves both.
+func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
+	t.Parallel()
+	e, s := newCIMDEnv(t, "claude.ai")
+	tn := e.newTenant("o", "r")
+	url := "https://claude.ai/oauth/claude-code-client-metadata"
+	first := e.tokens(t, tn, cimdClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
+	second := e.tokens(t, tn, cimdClient(url, "http://localhost:50002/callback"), "memory:read", "tasks:read")
+	if st := e.mcpStatus(str(first.body, "access_token")); st != http.StatusOK {
+		t.Errorf("the first device's access token after the second's authorization: %d", st)
+	}
+	if r := e.refresh(cimdClient(url, ""), str(first.body, "refresh_token")); r.status != http.StatusOK {
+		t.Errorf("the first device's refresh after the second's authorization: %d %s", r.status, r.raw)
+	}
+	if st := e.mcpStatus(str(second.body, "access_token")); st != http.StatusOK {
+		t.Errorf("the second device's access token: %d", st)
+	}
+	if n := e.queryString(`SELECT count(*)::text FROM oauth_clients WHERE metadata_url = $1`, url); n != "1" {
+		t.Errorf("%s client rows for one document URL", n)
+	}
+	if n := e.queryString(`SELECT count(*)::text FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id
+		WHERE c.metadata_url = $1 AND g.revoked_at IS NULL`, url); n != "1" {
+		t.Errorf("%s active grants, want the one per (client, principal, project)", n)
+	}
+	if n := s.fetches(url); n != 1 {
+		t.Errorf("fetched %d times, want 1 (the row is the cache)", n)
+	}
+}
+
+// TestCIMDRedirectMustBeListed: a redirect URI the document does not list
+// is refused with a page, never a redirect; loopback matching ignores the
+// port only.
+func TestCIMDRedirectMustBeListed(t *testing.T) {
+	t.Parallel()
+	e, _ := newCIMDEnv(t, "claude.ai")
+	url := "https://claude.ai/oauth/claude-code-client-metadata"
+	for _, redirect := range []string{"http://127.0.0.1:5000/other", "https://evil.example/callback",
+		"http://127.0.0.1.evil.example/callback"} {
+		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, redirect).authorizeQuery("memory:read").Encode())
+		if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
+			t.Errorf("redirect %s: %d %q", redirect, p.status, p.header.Get("Location"))
+		}
+	}
+}
+
+// TestCIMDCacheControl: the row is used until its max-age runs out, and
+// fetched again after.
+func TestCIMDCacheControl(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	clock := &testClock{}
+	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
+	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd; c.Now = clock.now })
+	url := "https://docs.example/client.json"
+	s.serveJSON(url, []byte(`{"client_id":"`+url+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`),
+		"Cache-Control", "public, max-age=300")
+	get := func() page {
+		return e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
+	}
+	for i, step := range []struct {
+		advance time.Duration
+		fetches int
+	}{{0, 1}, {4 * time.Minute, 1}, {2 * time.Minute, 2}} {
+		clock.advance(step.advance)
+		if p := get(); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
+			t.Fatalf("step %d: %d %s", i, p.status, p.body)
+		}
+		if n := s.fetches(url); n != step.fetches {
+			t.Errorf("step %d: %d fetches, want %d", i, n, step.fetches)
+		}
+	}
+}
+
+// TestCIMDFreshFor pins the cache bounds documented in docs/oauth.md.
+func TestCIMDFreshFor(t *testing.T) {
+	t.Parallel()
+	for cc, want := range map[string]time.Duration{
+		"":                         time.Hour,
+		"public, max-age=300":      5 * time.Minute,
+		"max-age=5":                time.Minute,
+		"max-age=99999999":         24 * time.Hour,
+		"no-store":                 0,
+		"max-age=600, no-cache":    0,
+		"max-age=x":                0,
+		"max-age=60, max-age=6000": 0,
+		"private, max-age=7200":    2 * time.Hour,
+	} {
+		if got := cimdFreshFor(cc); got != want {
+			t.Errorf("cimdFreshFor(%q) = %v, want %v", cc, got, want)
+		}
+	}
+}
+
+// TestCIMDHosts: HEYAIRA_CIMD_HOSTS takes exact lower-case hostnames only;
+// none means off.
+func TestCIMDHosts(t *testing.T) {
+	t.Parallel()
+	if c, err := NewCIMD(nil, nil, nil); c != nil || err != nil {
+		t.Errorf("no hosts: %v, %v; want off", c, err)
+	}
+	if c, err := NewCIMD([]string{"claude.ai", "vscode.dev"}, nil, nil); c == nil || err != nil {
+		t.Errorf("claude.ai, vscode.dev: %v, %v", c, err)
+	}
+	for _, h := range []string{"Claude.ai", "127.0.0.1", "claude.ai:443", "https://claude.ai", "*.claude.ai",
+		"claude.ai/", "[::1]", "user@claude.ai", "claude ai"} {
+		if _, err := NewCIMD([]string{h}, nil, nil); err == nil {
+			t.Errorf("host %q accepted", h)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Clients named by a client ID metadata document URL (CIMD) are rows of
+// oauth_clients like registered ones, with the URL in metadata_url. Grants,
+// codes and tokens reference the row's uuid, so nothing else changes; the
+// row is the cache of the document, shared by every replica, and
+// fresh_until is when it must be fetched again.
+
+// CIMDClient is a client resolved from its metadata document.
+type CIMDClient struct {
+	Client
+	URL        string
+	FetchedAt  time.Time
+	FreshUntil time.Time
+}
+
+const selectCIMDClientSQL = `
+	SELECT id, client_name, redirect_uris, metadata, created_at, metadata_url, fetched_at, fresh_until
+	FROM oauth_clients WHERE metadata_url = $1`
+
+// CIMDClientByURL returns the stored client for a metadata document URL,
+// fresh or not, or ErrNotFound.
+func (db *DB) CIMDClientByURL(ctx context.Context, url string) (CIMDClient, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	return scanCIMDClient(db.sql.QueryRowContext(ctx, selectCIMDClientSQL, url))
+}
+
+// upsertCIMDClientSQL stores a valid document. Two replicas fetching the
+// same URL at once both succeed; the later document wins, and the id stays.
+const upsertCIMDClientSQL = `
+	INSERT INTO oauth_clients (client_name, redirect_uris, metadata, metadata_url, fetched_at, fresh_until)
+	VALUES ($1, $2, $3, $4, $5, $6)
+	ON CONFLICT (metadata_url) WHERE metadata_url IS NOT NULL
+	DO UPDATE SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris,
+	              metadata = EXCLUDED.metadata, fetched_at = EXCLUDED.fetched_at, fresh_until = EXCLUDED.fresh_until
+	RETURNING id, client_name, redirect_uris, metadata, created_at, metadata_url, fetched_at, fresh_until`
+
+// SaveCIMDClient stores what a valid document says, creating the client
+// on first use. Only valid documents are ever saved: a failed fetch leaves
+// the row as it was.
+func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, error) {
+	meta, err := json.Marshal(clientMetadata{GrantTypes: c.GrantTypes})
+	if err != nil {
+		return CIMDClient{}, err
+	}
+	var out CIMDClient
+	err = db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
+		out, err = scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
+			c.URL, c.FetchedAt, c.FreshUntil))
+		return err
+	})
+	return out, err
+}
+
+func scanCIMDClient(row *sql.Row) (CIMDClient, error) {
+	var c CIMDClient
+	var uris stringArray
+	var meta []byte
+	err := row.Scan(&c.ID, &c.Name, &uris, &meta, &c.CreatedAt, &c.URL, &c.FetchedAt, &c.FreshUntil)
+	if err != nil {
+		return CIMDClient{}, wrap("cimd client", err)
+	}
+	c.RedirectURIs = uris
+	var m clientMetadata
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return CIMDClient{}, wrap("cimd client", err)
+	}
+	c.GrantTypes = m.GrantTypes
+	return c, nil
+}
+
+// isMetadataURL tells a client ID metadata document URL from a uuid.
+func isMetadataURL(id string) bool { return strings.HasPrefix(id, "https://") }
