@@ -15,10 +15,13 @@ import (
 // Check order: the client and redirect URI are validated first, and until
 // both are, every error is a 400 page with no Location header, so the
 // endpoint can never redirect to an unregistered URI (RFC 9700 §4.11.2).
-// After that, errors go back to the client with error, state and iss.
-// Then the browser must have a session (else it is sent to sign in, and
-// comes back here); then the request is stored server-side and the consent
-// page is shown. Nothing is granted on a GET.
+// After that, an error is still a 400 page, now naming the client and its
+// redirect host, with the error redirect (error, state, iss) as a link the
+// user may follow: nothing redirects before the user has acted, because
+// anyone can register a client (no open redirect). Then the browser must
+// have a session (else it is sent to sign in, and comes back here); then the
+// request is stored server-side and the consent page is shown. Nothing is
+// granted on a GET.
 func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := oauth.ParseForm(r.URL.RawQuery)
@@ -37,10 +40,16 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			writeMessage(w, http.StatusBadRequest, "Invalid authorization request", "The state parameter is too long.")
 			return
 		}
-		// From here on the redirect URI is one the client registered.
+		// From here on the redirect URI is one the client registered, but
+		// the user has done nothing yet: an error is a page with a link
+		// back, never an automatic redirect (docs/oauth.md).
 		fail := func(code, desc string) {
 			addLog(r.Context(), slog.String("code", code))
-			redirect303(w, clientRedirect(cfg, redirectURI, url.Values{"error": {code}, "error_description": {desc}}, state))
+			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
+				ClientID: client.ID, ClientName: client.Name, RedirectURI: redirectURI,
+				RedirectHost: oauth.RedirectHost(redirectURI), Reason: desc,
+				Link: clientRedirect(cfg, redirectURI, url.Values{"error": {code}, "error_description": {desc}}, state),
+			}.Render)
 		}
 		switch rt := q.Get("response_type"); {
 		case rt == "":

@@ -109,8 +109,8 @@ func TestOA02LoopbackAnyPort(t *testing.T) {
 }
 
 // TestOA04PKCERequired: no challenge, plain, S512 or a malformed challenge
-// go back to the registered URI as invalid_request with state and iss, and
-// store nothing.
+// get the error page whose link goes back to the registered URI as
+// invalid_request with state and iss, and store nothing.
 func TestOA04PKCERequired(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -128,12 +128,11 @@ func TestOA04PKCERequired(t *testing.T) {
 	} {
 		q := c.authorizeQuery("")
 		mut(q)
-		p := b.get("/oauth/authorize?" + q.Encode())
-		loc, _ := url.Parse(p.header.Get("Location"))
-		if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "https://client.example/cb?") ||
-			loc.Query().Get("error") != "invalid_request" || loc.Query().Get("state") != "st-1" ||
-			loc.Query().Get("iss") != e.cfg.PublicURL {
-			t.Errorf("%s: %d %q", name, p.status, p.header.Get("Location"))
+		link := errorLink(t, b.get("/oauth/authorize?"+q.Encode()))
+		if !strings.HasPrefix(link.String(), "https://client.example/cb?") ||
+			link.Query().Get("error") != "invalid_request" || link.Query().Get("state") != "st-1" ||
+			link.Query().Get("iss") != e.cfg.PublicURL {
+			t.Errorf("%s: link %q", name, link)
 		}
 	}
 	if n := e.countRows("oauth_requests") + e.countRows("oauth_codes"); n != 0 {
@@ -141,8 +140,9 @@ func TestOA04PKCERequired(t *testing.T) {
 	}
 }
 
-// TestOA15RedirectsAfterValidation: denial, a bad scope and a foreign
-// resource go back to the registered URI with state and iss; every
+// TestOA15RedirectsAfterValidation: a denial goes back to the registered
+// URI with state and iss; a bad scope and a foreign resource get the error
+// page with that link instead; every
 // post-form redirect is 303; a tampered form cannot change the redirect.
 func TestOA15RedirectsAfterValidation(t *testing.T) {
 	t.Parallel()
@@ -168,15 +168,16 @@ func TestOA15RedirectsAfterValidation(t *testing.T) {
 	if code, q := errorOf(b.post("/oauth/authorize", f)); code != "access_denied" || q.Get("state") != "st-1" || q.Get("iss") != e.cfg.PublicURL {
 		t.Errorf("deny: %v", q)
 	}
-	// (b) a scope naming nothing known; a foreign resource
+	// (b) a scope naming nothing known; a foreign resource: found before
+	// the user acted, so a page with a link, not a redirect (BT-40).
 	q := c.authorizeQuery("admin:all")
-	if code, _ := errorOf(b.get("/oauth/authorize?" + q.Encode())); code != "invalid_scope" {
-		t.Errorf("bad scope: %s", code)
+	if link := errorLink(t, b.get("/oauth/authorize?"+q.Encode())); link.Query().Get("error") != "invalid_scope" {
+		t.Errorf("bad scope: %s", link)
 	}
 	q = c.authorizeQuery("")
 	q.Set("resource", "https://other.example/mcp")
-	if code, _ := errorOf(b.get("/oauth/authorize?" + q.Encode())); code != "invalid_target" {
-		t.Errorf("foreign resource: %s", code)
+	if link := errorLink(t, b.get("/oauth/authorize?"+q.Encode())); link.Query().Get("error") != "invalid_target" {
+		t.Errorf("foreign resource: %s", link)
 	}
 	// A trailing slash on our own resource is tolerated (docs/oauth.md).
 	q.Set("resource", e.cfg.PublicURL+"/mcp/")

@@ -72,9 +72,7 @@ func TestOA16RefusedGrantAndResponseTypes(t *testing.T) {
 	}
 	q := c.authorizeQuery("")
 	q.Set("response_type", "token")
-	p := e.browser(t).get("/oauth/authorize?" + q.Encode())
-	loc, _ := url.Parse(p.header.Get("Location"))
-	if p.status != http.StatusSeeOther || loc.Query().Get("error") != "unsupported_response_type" {
-		t.Errorf("response_type=token: %d %q", p.status, p.header.Get("Location"))
+	if link := errorLink(t, e.browser(t).get("/oauth/authorize?"+q.Encode())); link.Query().Get("error") != "unsupported_response_type" {
+		t.Errorf("response_type=token: link %q", link)
 	}
 }
