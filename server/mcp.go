@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -22,13 +21,17 @@ const latestVersion = "2025-11-25"
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // handleMCP serves MCP over stateless Streamable HTTP: one JSON-RPC message per
-// POST, one JSON response (or 202 for notifications), no sessions. The caller
-// has already authenticated the request (requireBearer).
+// POST, one JSON response (or 202 for notifications), no sessions.
 //
-// Check order: body limit → Content-Type → protocol-version header → decode →
-// dispatch.
-func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler {
+// Check order: bearer header (401 before the body is read) → body limit →
+// Content-Type → protocol-version header → strict decode → authentication
+// from the database (authn.go) → dispatch.
+func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tokenHash, ok := bearerHash(w, r, cfg)
+		if !ok {
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxMCPBody)
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{codeInvalidRequest, "Content-Type must be application/json"})
@@ -55,13 +58,30 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler 
 			writeRPCError(w, http.StatusBadRequest, msg.ID, rerr)
 			return
 		}
+		var call toolCall
+		var callErr error
+		if msg.Method == "tools/call" && msg.ID != nil {
+			call, callErr = tools.parseCall(msg.Params)
+		}
+		who, src, ok := authorize(w, r, logger, cfg, authn, tokenHash, call.sourceID())
+		if !ok {
+			return
+		}
 		addLog(r.Context(), slog.String("rpc_method", msg.Method))
 		if msg.IsResponse || msg.ID == nil {
 			// Notifications and responses are accepted and need no answer.
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		result, err := dispatch(r.Context(), tools, cfg, msg)
+		var result any
+		if msg.Method == "tools/call" {
+			err = callErr
+			if callErr == nil {
+				result, err = tools.call(r.Context(), who, src, call)
+			}
+		} else {
+			result, err = dispatch(tools, cfg, msg)
+		}
 		var se *scopeError
 		switch {
 		case errors.As(err, &se):
@@ -80,8 +100,8 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler 
 	})
 }
 
-// dispatch answers one JSON-RPC request.
-func dispatch(ctx context.Context, tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
+// dispatch answers one JSON-RPC request other than tools/call.
+func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
 	switch msg.Method {
 	case "initialize":
 		return initialize(msg.Params, cfg)
@@ -89,8 +109,6 @@ func dispatch(ctx context.Context, tools *toolTable, cfg *Config, msg rpcMessage
 		return struct{}{}, nil
 	case "tools/list":
 		return map[string]any{"tools": tools.list()}, nil
-	case "tools/call":
-		return tools.call(ctx, msg.Params)
 	case "resources/list":
 		return map[string]any{"resources": []any{}}, nil
 	case "resources/templates/list":

@@ -25,6 +25,11 @@ type tool struct {
 	args     []toolArg
 	required []string
 	handle   func(ctx context.Context, p principal, raw json.RawMessage) (any, error)
+	// A tool that reads a document source instead has sourceOf, which names
+	// the source its arguments read (so that authentication reads it in the
+	// same statement), and readSource, which receives that read.
+	sourceOf   func(raw json.RawMessage) string
+	readSource func(ctx context.Context, p principal, src *sourceRead, raw json.RawMessage) (any, error)
 }
 
 type toolArg struct {
@@ -97,10 +102,25 @@ func (tt *toolTable) list() []map[string]any {
 
 var callParamKeys = []string{"name", "arguments", "_meta", "task"}
 
-// call runs tools/call. Protocol problems (unknown tool, params that are not
-// an object) are JSON-RPC errors; the scope check is an HTTP 403 before the
-// tool runs; everything else is a tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, error) {
+// toolCall is a tools/call request, decoded before authentication so that
+// the bearer check can read the source a document read names.
+type toolCall struct {
+	t    *tool
+	args json.RawMessage
+}
+
+// sourceID is the source the call reads, or "" when it reads none (or names
+// none that could exist).
+func (c toolCall) sourceID() string {
+	if c.t == nil || c.t.sourceOf == nil {
+		return ""
+	}
+	return c.t.sourceOf(c.args)
+}
+
+// parseCall decodes tools/call params. Its errors are protocol errors
+// (JSON-RPC -32602): unknown tool, params or arguments that are not an object.
+func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -108,22 +128,27 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 		Task      json.RawMessage `json:"task"`
 	}
 	if len(params) == 0 {
-		return nil, &rpcError{codeInvalidParams, "tools/call needs params"}
+		return toolCall{}, &rpcError{codeInvalidParams, "tools/call needs params"}
 	}
 	if err := decodeObject(params, callParamKeys, &p); err != nil {
-		return nil, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
+		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
-		return nil, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
+		return toolCall{}, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
 	}
 	t, ok := tt.byName[p.Name]
 	if !ok {
-		return nil, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
+		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
 	}
-	who, ok := principalFrom(ctx)
-	if !ok {
-		return nil, errors.New("tools/call without a principal")
-	}
+	return toolCall{t: t, args: p.Arguments}, nil
+}
+
+// call runs a tools/call for who; src is what the bearer check read for the
+// call's sourceID, if anything. The scope check is an HTTP 403 before the
+// tool runs; everything else is a tool result, isError for failures.
+func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c toolCall) (any, error) {
+	t := c.t
+	p := struct{ Arguments json.RawMessage }{c.args}
 	start := time.Now()
 	code := "ok"
 	defer func() {
@@ -147,7 +172,11 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 			err = invalidArgument(err.Error())
 			break
 		}
-		result, err = t.handle(ctx, who, p.Arguments)
+		if t.readSource != nil {
+			result, err = t.readSource(ctx, who, src, p.Arguments)
+		} else {
+			result, err = t.handle(ctx, who, p.Arguments)
+		}
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}

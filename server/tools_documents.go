@@ -58,8 +58,9 @@ func (d *documentTools) tools() []*tool {
 				{"max_bytes", map[string]any{"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"}},
 				{"cursor", schemaCursor},
 			},
-			required: []string{"source_id"},
-			handle:   d.get,
+			required:   []string{"source_id"},
+			sourceOf:   documentSourceOf,
+			readSource: d.get,
 		},
 	}
 }
@@ -127,7 +128,19 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 
 var errSourceNotFound = newCoded("source_not_found", "no such document source in this project")
 
-func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
+// documentSourceOf is the source_id of git_document_get arguments, or "".
+func documentSourceOf(raw json.RawMessage) string {
+	var a struct {
+		SourceID *string `json:"source_id"`
+	}
+	if decodeObject(raw, []string{"source_id", "start_byte", "max_bytes", "cursor"}, &a) != nil ||
+		a.SourceID == nil || !uuidRE.MatchString(*a.SourceID) {
+		return ""
+	}
+	return *a.SourceID
+}
+
+func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, raw json.RawMessage) (any, error) {
 	var args struct {
 		SourceID  *string `json:"source_id"`
 		StartByte *int64  `json:"start_byte"`
@@ -149,7 +162,7 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 	}
 	sourceID := *args.SourceID
 	addLog(ctx, slog.String("source", sourceID))
-	src, res, err := d.resolveAndRead(ctx, p, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
+	src, res, err := d.resolveAndRead(ctx, p, pre, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
 	// Every read that names a source is audited, refused ones included (another
 	// project's id, a forged cursor). Fail closed: content whose read could not
 	// be audited is not returned.
@@ -164,7 +177,7 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 
 // resolveAndRead checks the cursor and the source's state, then reads. src is
 // nil unless the source exists in the caller's project.
-func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
+func (d *documentTools) resolveAndRead(ctx context.Context, p principal, pre *sourceRead, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
 	// A malformed id is answered exactly like an unknown one.
 	if !uuidRE.MatchString(sourceID) {
 		return nil, nil, errSourceNotFound
@@ -181,7 +194,7 @@ func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceI
 		}
 		cur = &c
 	}
-	src, err := d.source(ctx, p.auth.ProjectID, sourceID)
+	src, err := d.source(ctx, pre, p.auth.ProjectID, sourceID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil, errSourceNotFound
@@ -201,10 +214,10 @@ func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceI
 	return &src, res, err
 }
 
-// source returns the project's source, as read with the bearer token when
-// authenticate could (prefetch.go), else with its own query.
-func (d *documentTools) source(ctx context.Context, projectID, sourceID string) (store.DocumentSource, error) {
-	if src, ok, err := prefetchedSource(ctx, projectID, sourceID); ok {
+// source returns the project's source, as read with the bearer token (pre,
+// authn.go) when it was, else with its own query.
+func (d *documentTools) source(ctx context.Context, pre *sourceRead, projectID, sourceID string) (store.DocumentSource, error) {
+	if src, ok, err := pre.lookup(projectID, sourceID); ok {
 		return src, err
 	}
 	return d.st.ProjectSource(ctx, projectID, sourceID)
