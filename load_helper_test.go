@@ -87,7 +87,7 @@ func TestServeHelperProcess(t *testing.T) {
 	defer ghHTTP.CloseIdleConnections()
 
 	hooks := serveHooks{githubBaseURL: os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), githubHTTP: ghHTTP, listener: ln}
-	if err := run(withHooks(ctx, hooks), []string{"heyaira", "serve"}, os.Getenv, nil, os.Stdout, os.Stderr); err != nil {
+	if err := serve(ctx, os.Getenv, os.Stderr, hooks); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 }

@@ -123,9 +123,9 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *syncBuffer)
 	if _, ok := env["HEYAIRA_PUBLIC_URL"]; !ok {
 		env["HEYAIRA_PUBLIC_URL"] = base
 	}
-	ctx, cancel := context.WithCancel(withHooks(context.Background(), hooks))
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"heyaira", "serve"}, env.get, nil, &bytes.Buffer{}, stderr) }()
+	go func() { done <- serve(ctx, env.get, stderr, hooks) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(base + "/healthz")

@@ -131,11 +131,6 @@ var (
 		"a source or repository used by this workflow was revoked or changed during dispatch; nothing was stored")
 )
 
-// dispatchHookKey carries a test hook (func(context.Context) error) run in
-// the storing transaction before the re-check. Only code in this package can
-// set it, and no request can: HTTP does not carry context values.
-type dispatchHookKey struct{}
-
 func (w *workflowTools) dispatch(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
 	var a struct {
 		TaskID  *string `json:"task_id"`
@@ -294,7 +289,6 @@ func (w *workflowTools) store(ctx context.Context, p principal, taskID, parentID
 	auditLayers(audit, c)
 	nw := store.NewWorkflow{ProjectID: p.auth.ProjectID, TaskID: taskID, Profile: c.Profile, Mode: c.Mode,
 		ParentID: parentID, CreatedBy: p.subject(), Contract: body, Config: c.Config, AuditDetails: audit}
-	nw.BeforeCheck, _ = ctx.Value(dispatchHookKey{}).(func(context.Context) error)
 	wf, err := w.st.CreateWorkflow(ctx, nw)
 	if errors.Is(err, store.ErrConfigChanged) {
 		err = errConfigChanged
