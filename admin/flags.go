@@ -170,16 +170,15 @@ func needBranch(v string) error {
 }
 
 // githubCheck names the flag in an error of package github's validators,
-// without their package prefix. The validators never echo the whole value.
+// with the rule it broke. The validators never echo the whole value.
 func githubCheck(name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	s := err.Error()
-	for _, p := range []error{github.ErrPathInvalid, github.ErrBranchInvalid, github.ErrInvalidName} {
-		s = strings.TrimPrefix(s, p.Error()+": ")
+	if re, ok := errors.AsType[*github.RuleError](err); ok {
+		return fmt.Errorf("--%s: %s", name, re.Rule)
 	}
-	return fmt.Errorf("--%s: %s", name, s)
+	return fmt.Errorf("--%s: %w", name, err)
 }
 
 func needPositive(name string, v int64) error {

@@ -157,17 +157,17 @@ func wantsSSE(accept string) bool {
 	if accept == "" {
 		return false
 	}
-	json, sse := false, false
+	plain, sse := false, false
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
 		switch mt {
 		case "application/json", "application/*", "*/*":
-			json = true
+			plain = true
 		case "text/event-stream":
 			sse = true
 		}
 	}
-	return sse && !json
+	return sse && !plain
 }
 
 func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
