@@ -340,12 +340,12 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
 	values := map[string]any{"string": "boom " + secret, "error": errors.New("boom " + secret), "other": struct{ S string }{secret}}
-	boom := &tool{name: "boom", scope: "memory:read", args: []toolArg{{"kind", map[string]any{"type": "string"}}},
-		handle: func(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-			var a struct{ Kind string }
-			json.Unmarshal(raw, &a)
-			panic(values[a.Kind])
-		}}
+	type boomArgs struct {
+		Kind string `json:"kind" arg:"text"`
+	}
+	boom := &tool{name: "boom", scope: "memory:read", toolArgs: typed(func(ctx context.Context, p principal, a *boomArgs) (any, error) {
+		panic(values[a.Kind])
+	})}
 	tools := newToolTable(logger, newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
 	authn := func(context.Context, []byte, string) (store.Auth, *sourceRead, error) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil, nil

@@ -12,30 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-// tool is one MCP tool: its public definition, the scope it needs, the exact
-// argument names it accepts, and its handler.
+// tool is one MCP tool: its public definition, the scope it needs, and its
+// typed arguments and handler (tool_args.go).
 type tool struct {
 	name        string
 	title       string
 	description string
 	scope       string
 	readOnly    bool
-	// args are the allowed argument names, in schema order; schema is the
-	// JSON Schema of each (see inputSchema).
-	args     []toolArg
-	required []string
-	handle   func(ctx context.Context, p principal, raw json.RawMessage) (any, error)
-	// A tool that reads a document source instead has sourceOf, which names
-	// the source its arguments read (so that authentication reads it in the
-	// same statement), and readSource, which receives that read.
-	sourceOf   func(raw json.RawMessage) string
-	readSource func(ctx context.Context, p principal, src *sourceRead, raw json.RawMessage) (any, error)
+	toolArgs
 }
 
-type toolArg struct {
-	name   string
-	schema map[string]any
-}
+// noArgs are the arguments of a tool that takes none.
+type noArgs struct{}
 
 // inputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
@@ -49,14 +38,6 @@ func (t *tool) inputSchema() map[string]any {
 		s["required"] = t.required
 	}
 	return s
-}
-
-func (t *tool) argNames() []string {
-	names := make([]string, len(t.args))
-	for i, a := range t.args {
-		names[i] = a.name
-	}
-	return names
 }
 
 // toolTable is built once and read-only afterwards.
@@ -105,17 +86,18 @@ var callParamKeys = []string{"name", "arguments", "_meta", "task"}
 // toolCall is a tools/call request, decoded before authentication so that
 // the bearer check can read the source a document read names.
 type toolCall struct {
-	t    *tool
-	args json.RawMessage
+	t      *tool
+	args   any   // the decoded arguments (toolArgs.decode)
+	argErr error // why they could not be decoded: answered after the scope check
 }
 
 // sourceID is the source the call reads, or "" when it reads none (or names
 // none that could exist).
 func (c toolCall) sourceID() string {
-	if c.t == nil || c.t.sourceOf == nil {
-		return ""
+	if s, ok := c.args.(sourceArgs); ok && c.argErr == nil {
+		return s.sourceID()
 	}
-	return c.t.sourceOf(c.args)
+	return ""
 }
 
 // parseCall decodes tools/call params. Its errors are protocol errors
@@ -140,7 +122,8 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	if !ok {
 		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
 	}
-	return toolCall{t: t, args: p.Arguments}, nil
+	args, err := t.decode(p.Arguments)
+	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
 // call runs a tools/call for who; src is what the bearer check read for the
@@ -148,7 +131,6 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 // tool runs; everything else is a tool result, isError for failures.
 func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c toolCall) (any, error) {
 	t := c.t
-	p := struct{ Arguments json.RawMessage }{c.args}
 	start := time.Now()
 	code := "ok"
 	defer func() {
@@ -167,16 +149,13 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 	switch {
 	case ok:
 		// The published inputSchema is authoritative: an argument it does not
-		// name is refused here, whatever the handler would do with it.
-		if err = decodeObject(p.Arguments, t.argNames(), &map[string]json.RawMessage{}); err != nil {
-			err = invalidArgument(err.Error())
+		// name was refused when the call was decoded, whatever the handler
+		// would do with it.
+		if c.argErr != nil {
+			err = invalidArgument(c.argErr.Error())
 			break
 		}
-		if t.readSource != nil {
-			result, err = t.readSource(ctx, who, src, p.Arguments)
-		} else {
-			result, err = t.handle(ctx, who, p.Arguments)
-		}
+		result, err = t.run(ctx, who, src, c.args)
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
@@ -284,9 +263,3 @@ func toolError(code, public string) *callToolResult {
 		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": public}},
 	}
 }
-
-// Common argument schemas.
-var (
-	schemaUUID   = map[string]any{"type": "string", "format": "uuid"}
-	schemaCursor = map[string]any{"type": "string", "description": "next_cursor from the previous page"}
-)

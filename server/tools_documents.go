@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"regexp"
 	"time"
 
 	"heyaira/cursor"
@@ -42,7 +40,7 @@ func (d *documentTools) tools() []*tool {
 				"pinned commit or tracking branch, limits). Fails with runtime_unconfigured when no runtime source exists.",
 			scope:    "documents:read",
 			readOnly: true,
-			handle:   d.bootstrap,
+			toolArgs: typed(d.bootstrap),
 		},
 		{
 			name:  "git_document_get",
@@ -52,15 +50,7 @@ func (d *documentTools) tools() []*tool {
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
 			scope:    "documents:read",
 			readOnly: true,
-			args: []toolArg{
-				{"source_id", schemaUUID},
-				{"start_byte", map[string]any{"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"}},
-				{"max_bytes", map[string]any{"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"}},
-				{"cursor", schemaCursor},
-			},
-			required:   []string{"source_id"},
-			sourceOf:   documentSourceOf,
-			readSource: d.get,
+			toolArgs: typedSource(d.get),
 		},
 	}
 }
@@ -81,10 +71,7 @@ type sourceLimits struct {
 	MaxFragmentBytes int `json:"max_fragment_bytes"`
 }
 
-func (d *documentTools) bootstrap(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	if err := decodeObject(raw, nil, &struct{}{}); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (d *documentTools) bootstrap(ctx context.Context, p principal, _ *noArgs) (any, error) {
 	sources, err := d.st.ActiveSources(ctx, p.auth.ProjectID)
 	if err != nil {
 		return nil, err
@@ -124,32 +111,25 @@ type documentRange struct {
 	TotalBytes int `json:"total_bytes"`
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 var errSourceNotFound = newCoded("source_not_found", "no such document source in this project")
 
-// documentSourceOf is the source_id of git_document_get arguments, or "".
-func documentSourceOf(raw json.RawMessage) string {
-	var a struct {
-		SourceID *string `json:"source_id"`
-	}
-	if decodeObject(raw, []string{"source_id", "start_byte", "max_bytes", "cursor"}, &a) != nil ||
-		a.SourceID == nil || !uuidRE.MatchString(*a.SourceID) {
+type documentGetArgs struct {
+	SourceID  *string `json:"source_id" arg:"uuid,required"`
+	StartByte *int64  `json:"start_byte" arg:"startByte"`
+	MaxBytes  *int64  `json:"max_bytes" arg:"maxBytes"`
+	Cursor    *string `json:"cursor" arg:"cursor"`
+}
+
+// sourceID is the source a read names, for authentication to read it in the
+// same statement; "" when the id cannot name a source.
+func (a *documentGetArgs) sourceID() string {
+	if a.SourceID == nil || !store.IsUUID(*a.SourceID) {
 		return ""
 	}
 	return *a.SourceID
 }
 
-func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, raw json.RawMessage) (any, error) {
-	var args struct {
-		SourceID  *string `json:"source_id"`
-		StartByte *int64  `json:"start_byte"`
-		MaxBytes  *int64  `json:"max_bytes"`
-		Cursor    *string `json:"cursor"`
-	}
-	if err := decodeObject(raw, []string{"source_id", "start_byte", "max_bytes", "cursor"}, &args); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, args *documentGetArgs) (any, error) {
 	switch {
 	case args.SourceID == nil:
 		return nil, invalidArgument("source_id is required")
@@ -179,7 +159,7 @@ func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, r
 // nil unless the source exists in the caller's project.
 func (d *documentTools) resolveAndRead(ctx context.Context, p principal, pre *sourceRead, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
 	// A malformed id is answered exactly like an unknown one.
-	if !uuidRE.MatchString(sourceID) {
+	if !store.IsUUID(sourceID) {
 		return nil, nil, errSourceNotFound
 	}
 	var cur *cursor.Cursor
@@ -300,7 +280,7 @@ func (d *documentTools) audit(ctx context.Context, p principal, sourceID string,
 			details["commit_sha"] = *src.CommitSHA
 		}
 	}
-	if !uuidRE.MatchString(sourceID) {
+	if !store.IsUUID(sourceID) {
 		sourceID = "" // a malformed id is the caller's text: not stored
 	}
 	if readErr != nil {
