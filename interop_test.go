@@ -215,7 +215,7 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	}
 	if len(responses) > 0 {
 		h, _ := at(responses[0], "wwwAuthenticate").(string)
-		if !strings.Contains(h, `error="insufficient_scope"`) || !strings.Contains(h, `scope="documents:read"`) {
+		if !strings.Contains(h, `error="insufficient_scope"`) || !strings.Contains(h, `scope="documents:read `) {
 			t.Errorf("the 403 challenge = %q, want insufficient_scope naming documents:read", h)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -70,14 +72,31 @@ func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg str
 }
 
 // scopeError makes the MCP handler answer 403 insufficient_scope.
-type scopeError struct{ scope string }
+type scopeError struct {
+	scope   string   // the scope the tool needs
+	granted []string // the scopes the token holds
+}
 
 func (e *scopeError) Error() string { return "insufficient scope: " + e.scope + " required" }
 
-func writeInsufficientScope(w http.ResponseWriter, cfg *Config, scope string) {
-	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+
+// challenge is the scope a client should ask for on step-up: the one needed
+// plus every one already granted, in oauth.Supported order. A client that
+// replaces its scopes with the challenge's (rather than adding to them) then
+// keeps what it had.
+func (e *scopeError) challenge() string {
+	out := []string{e.scope}
+	for _, s := range oauth.Supported {
+		if s != e.scope && slices.Contains(e.granted, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
 		`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
-	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + scope + " is required"})
+	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + se.scope + " is required"})
 }
 
 // checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a

@@ -85,7 +85,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		var se *scopeError
 		switch {
 		case errors.As(err, &se):
-			writeInsufficientScope(w, cfg, se.scope)
+			writeInsufficientScope(w, cfg, se)
 			return
 		case err != nil:
 			var re *rpcError

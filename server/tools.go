@@ -141,7 +141,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 	// no store write and no provider call.
 	if !who.hasScope(t.scope) {
 		code = "insufficient_scope"
-		return nil, &scopeError{scope: t.scope}
+		return nil, &scopeError{scope: t.scope, granted: who.auth.Scopes}
 	}
 	var result any
 	var err error

@@ -330,7 +330,7 @@ func TestWorkflowArguments(t *testing.T) {
 	e.mustCall(ro, "workflow_get", map[string]any{"workflow_id": wf, "view": "compact"})
 	for _, tool := range []string{"workflow_dispatch", "workflow_correct"} {
 		r := e.rpc(ro, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
-		if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="workflows:write"`) {
+		if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="workflows:write workflows:read"`) {
 			t.Errorf("%s with workflows:read: HTTP %d %s", tool, r.status, r.header.Get("WWW-Authenticate"))
 		}
 	}
