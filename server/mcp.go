@@ -24,8 +24,8 @@ var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024
 // POST, one JSON response (or 202 for notifications), no sessions.
 //
 // Check order: bearer header (401 before the body is read) → body limit →
-// Content-Type → protocol-version header → strict decode → authentication
-// from the database (authn.go) → dispatch.
+// Content-Type → strict decode → the era's protocol-version and header rules
+// (modern.go) → authentication from the database (authn.go) → dispatch.
 func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tokenHash, ok := bearerHash(w, r, cfg)
@@ -35,11 +35,6 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		r.Body = http.MaxBytesReader(w, r.Body, maxMCPBody)
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{codeInvalidRequest, "Content-Type must be application/json"})
-			return
-		}
-		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(supportedVersions, v) {
-			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
-				"unsupported MCP-Protocol-Version; supported: " + strings.Join(supportedVersions, ", ")})
 			return
 		}
 		sse := wantsSSE(r.Header.Get("Accept"))
@@ -58,6 +53,22 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 			writeRPCError(w, http.StatusBadRequest, msg.ID, rerr)
 			return
 		}
+		version, modern := metaVersion(msg.Params)
+		modern = modern && msg.ID != nil && !msg.IsResponse
+		if modern {
+			if merr := checkModern(r, msg, version); merr != nil {
+				writeModernError(w, msg.ID, merr)
+				return
+			}
+		} else if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(allVersions, v) {
+			// Deliberate deviation (claude-code#92835): a legacy-era request
+			// whose header names a newer revision than was negotiated (a
+			// modern one) is served as the negotiated revision; this server
+			// keeps no session, and the tools do not differ.
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
+				"unsupported MCP-Protocol-Version; supported: " + strings.Join(allVersions, ", ")})
+			return
+		}
 		var call toolCall
 		var callErr error
 		if msg.Method == "tools/call" && msg.ID != nil {
@@ -74,12 +85,22 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 			return
 		}
 		var result any
-		if msg.Method == "tools/call" {
+		switch {
+		case msg.Method == "tools/call":
 			err = callErr
 			if callErr == nil {
 				result, err = tools.call(r.Context(), who, src, call)
 			}
-		} else {
+			if modern {
+				result = withResultType(result)
+			}
+		case modern:
+			var merr *modernError
+			if result, merr = dispatchModern(tools, cfg, msg); merr != nil {
+				writeModernError(w, msg.ID, merr)
+				return
+			}
+		default:
 			result, err = dispatch(tools, cfg, msg)
 		}
 		var se *scopeError
@@ -144,12 +165,18 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 			"resources": map[string]any{},
 			"prompts":   map[string]any{},
 		},
-		"serverInfo": map[string]any{"name": "heyaira", "title": "HeyAira F1", "version": cfg.Version},
-		"instructions": "HeyAira keeps project memory and tasks and reads administrator-allowlisted " +
-			"GitHub documents at pinned commits. Call runtime_bootstrap_get first, then git_document_get " +
-			"with a source_id; follow next_cursor until it is absent.",
+		"serverInfo":   serverInfo(cfg),
+		"instructions": instructions,
 	}, nil
 }
+
+func serverInfo(cfg *Config) map[string]any {
+	return map[string]any{"name": "heyaira", "title": "HeyAira F1", "version": cfg.Version}
+}
+
+const instructions = "HeyAira keeps project memory and tasks and reads administrator-allowlisted " +
+	"GitHub documents at pinned commits. Call runtime_bootstrap_get first, then git_document_get " +
+	"with a source_id; follow next_cursor until it is absent."
 
 // wantsSSE reports whether the client accepts only an event stream. Accept is
 // read leniently: missing, */*, application/* or application/json mean JSON.
