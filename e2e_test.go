@@ -205,7 +205,7 @@ func TestSeedEndToEnd(t *testing.T) {
 	before := gh.Count(githubtest.RouteContents)
 	lc := &mcpClient{t: t, url: base + "/mcp", token: legacy}
 	r := lc.post("tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": source}})
-	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read"`) {
+	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read `) {
 		t.Fatalf("legacy token on git_document_get: %d %q, want 403 insufficient_scope", r.status, r.header.Get("WWW-Authenticate"))
 	}
 	if after := gh.Count(githubtest.RouteContents); after != before {

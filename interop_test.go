@@ -25,6 +25,7 @@ type interopFixture struct {
 	base      string
 	logs      *syncBuffer
 	principal string
+	project   string
 	source    string
 	doc       []byte
 }
@@ -42,6 +43,7 @@ func newInteropFixture(t *testing.T) *interopFixture {
 
 	account := str(t, adminRun(t, env, "create-account", "--name", "Interop"), "id")
 	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "Interop project"), "id")
+	f.project = project
 	f.principal = str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Grace Hopper"), "id")
 	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", f.principal)
 	installation := strconv.FormatInt(gh.Binding("h8v6", "heyaira").InstallationID, 10)
@@ -215,7 +217,7 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	}
 	if len(responses) > 0 {
 		h, _ := at(responses[0], "wwwAuthenticate").(string)
-		if !strings.Contains(h, `error="insufficient_scope"`) || !strings.Contains(h, `scope="documents:read"`) {
+		if !strings.Contains(h, `error="insufficient_scope"`) || !strings.Contains(h, `scope="documents:read `) {
 			t.Errorf("the 403 challenge = %q, want insufficient_scope naming documents:read", h)
 		}
 	}

@@ -93,7 +93,7 @@ func TestServeHelperProcess(t *testing.T) {
 	// a project holds a quarter: server/flights.go).
 	hooks := serveHooks{githubBaseURL: os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), githubHTTP: ghHTTP, listener: ln,
 		tune: func(c *server.Config) { c.GitHubProjectShare = 64 }}
-	if err := run(withHooks(ctx, hooks), []string{"heyaira", "serve"}, os.Getenv, nil, os.Stdout, os.Stderr); err != nil {
+	if err := serve(ctx, os.Getenv, os.Stderr, hooks); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 }

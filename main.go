@@ -24,12 +24,22 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	switch {
-	case err == nil:
-	case errors.Is(err, errUsage), errors.Is(err, admin.ErrUsage), errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
+	code := exitCode(err)
+	if code == 1 {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", programName(os.Args), err)
-		os.Exit(1)
 	}
+	os.Exit(code)
+}
+
+// exitCode is the one exit-status rule of both programs: 0 on success and
+// when help was asked for (it went to stdout); 2 for a usage error (the
+// reason and the usage went to stderr); 1 for any other failure.
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage), errors.Is(err, admin.ErrUsage):
+		return 2
+	}
+	return 1
 }

@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			fmt.Fprintf(stderr, "serve takes no arguments; it is configured by the environment\n%s", usage)
 			return errUsage
 		}
-		return serve(ctx, getenv, stderr)
+		return serve(ctx, getenv, stderr, serveHooks{})
 	case "admin":
 		return admin.Run(ctx, args[2:], getenv, stdout, stderr, schemaSQL)
 	case "version":

@@ -91,10 +91,12 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(withHooks(t.Context(), serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln}))
+	ctx, cancel := context.WithCancel(t.Context())
 	var stderr syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"heyaira", "serve"}, getenv, nil, &bytes.Buffer{}, &stderr) }()
+	go func() {
+		done <- serve(ctx, getenv, &stderr, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln})
+	}()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), `"msg":"listening"`); {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve did not start:\n%s", stderr.String())

@@ -18,7 +18,8 @@ import (
 )
 
 // serveHooks lets tests (Go code only, never configuration) point the server at
-// a fake GitHub and hand it a listener whose port they already know.
+// a fake GitHub and hand it a listener whose port they already know. run
+// passes none; tests call serve with their own.
 type serveHooks struct {
 	githubBaseURL string
 	githubHTTP    *http.Client
@@ -31,17 +32,9 @@ type serveHooks struct {
 	cimdRoots *x509.CertPool
 }
 
-type hooksKey struct{}
-
-// withHooks returns a context that carries test hooks into serve.
-func withHooks(ctx context.Context, h serveHooks) context.Context {
-	return context.WithValue(ctx, hooksKey{}, h)
-}
-
 // serve runs the HTTP server until ctx is done, then shuts down gracefully.
-func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, hooks serveHooks) error {
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: utcTime}))
-	hooks, _ := ctx.Value(hooksKey{}).(serveHooks)
 
 	cfg, err := loadConfig(getenv)
 	if err != nil {

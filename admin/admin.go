@@ -17,9 +17,9 @@
 //   - Secrets (legacy tokens, sign-in links) are 32 bytes from crypto/rand,
 //     printed once on stdout and handed to the store only as SHA-256 hashes.
 //
-// Exit status is applied by main: nil → 0; an error wrapping ErrUsage, or
-// flag.ErrHelp → 2 (Run has already printed the reason or the help); any other
-// error → 1, printed by main as "heyaira-admin: <error>" on one line ("heyaira:"
+// Exit status is applied by main: nil, or flag.ErrHelp when help was asked
+// for (Run has printed it on stdout) → 0; an error wrapping ErrUsage → 2 (Run
+// has printed the reason on stderr); any other error → 1, printed by main as "heyaira-admin: <error>" on one line ("heyaira:"
 // when invoked as `heyaira admin`).
 package admin
 

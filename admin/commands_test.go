@@ -18,7 +18,7 @@ import (
 var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
 
 // TestHelp shows that every command answers --help (and -h) with its usage
-// line and flags on stdout, returns flag.ErrHelp (exit 2) and needs no
+// line and flags on stdout, returns flag.ErrHelp (exit 0) and needs no
 // database; and that the usage line names exactly the flags the command has.
 func TestHelp(t *testing.T) {
 	t.Parallel()

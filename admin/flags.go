@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/github"
+	"heyaira/store"
 )
 
 // This file holds what every command shares: its flag set, --help and --json,
@@ -110,7 +111,6 @@ func (f *flags) output(v any, text func(w io.Writer)) error {
 // Checks. Each returns nil or an error whose text names the flag.
 
 var (
-	uuidRE    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 )
 
@@ -121,8 +121,10 @@ func needUUID(name, v string) error {
 	if v == "" {
 		return fmt.Errorf("--%s is required", name)
 	}
-	if !uuidRE.MatchString(v) {
-		return fmt.Errorf("--%s must be a UUID", name)
+	// The server's rule too (store.IsUUID): the lower-case form HeyAira
+	// prints. An id in another case names nothing here.
+	if !store.IsUUID(v) {
+		return fmt.Errorf("--%s must be a UUID in lower case, as HeyAira prints it", name)
 	}
 	return nil
 }
@@ -170,16 +172,15 @@ func needBranch(v string) error {
 }
 
 // githubCheck names the flag in an error of package github's validators,
-// without their package prefix. The validators never echo the whole value.
+// with the rule it broke. The validators never echo the whole value.
 func githubCheck(name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	s := err.Error()
-	for _, p := range []error{github.ErrPathInvalid, github.ErrBranchInvalid, github.ErrInvalidName} {
-		s = strings.TrimPrefix(s, p.Error()+": ")
+	if re, ok := errors.AsType[*github.RuleError](err); ok {
+		return fmt.Errorf("--%s: %s", name, re.Rule)
 	}
-	return fmt.Errorf("--%s: %s", name, s)
+	return fmt.Errorf("--%s: %w", name, err)
 }
 
 func needPositive(name string, v int64) error {

@@ -90,6 +90,7 @@ func TestRefusedCommandsWriteNothing(t *testing.T) {
 		{"fragment limit 65537", func(f fixture) []string { return with(seed(f), "fragment-limit", "65537") }, usage, "--fragment-limit must be between 1 and 65536"},
 		{"fragment limit not a number", func(f fixture) []string { return with(seed(f), "fragment-limit", "64k") }, usage, "fragment-limit"},
 		{"project id not a UUID", func(f fixture) []string { return with(seed(f), "project-id", "p1") }, usage, "--project-id must be a UUID"},
+		{"project id in upper case", func(f fixture) []string { return with(seed(f), "project-id", strings.ToUpper(f.project)) }, usage, "--project-id must be a UUID in lower case"},
 		{"bad owner", func(f fixture) []string { return with(seed(f), "github-owner", "h8v6/x") }, usage, "--github-owner"},
 		{"bad repository", func(f fixture) []string { return with(seed(f), "github-repository", "..") }, usage, "--github-repository"},
 		{"unknown flag", func(f fixture) []string { return with(seed(f), "branch", "main") }, usage, "flag provided but not defined"},

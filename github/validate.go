@@ -17,6 +17,17 @@ const (
 	maxRepoBytes   = 100
 )
 
+// RuleError is a validator's refusal. Kind is the sentinel it wraps
+// (ErrPathInvalid, ErrBranchInvalid or ErrInvalidName); Rule names the rule
+// that was broken, never the whole value.
+type RuleError struct {
+	Kind error
+	Rule string
+}
+
+func (e *RuleError) Error() string { return e.Kind.Error() + ": " + e.Rule }
+func (e *RuleError) Unwrap() error { return e.Kind }
+
 // ValidatePath checks a document path against docs/design.md §5: relative,
 // '/'-separated, 1 to MaxPathBytes bytes, valid UTF-8, no empty, "." or ".."
 // segment (so no leading, trailing or doubled '/'), no backslash, no control
@@ -28,7 +39,7 @@ const (
 // and path.Clean leaves it as it is, so it cannot name another location in
 // the request URL.
 func ValidatePath(p string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrPathInvalid, why) }
+	bad := func(why string) error { return &RuleError{Kind: ErrPathInvalid, Rule: why} }
 	switch {
 	case p == "":
 		return bad("empty")
@@ -63,7 +74,7 @@ func ValidatePath(p string) error {
 // pass a plain branch name, and tags are never accepted (resolution only
 // looks under refs/heads/). The error wraps ErrBranchInvalid.
 func ValidateBranch(b string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrBranchInvalid, why) }
+	bad := func(why string) error { return &RuleError{Kind: ErrBranchInvalid, Rule: why} }
 	switch {
 	case b == "":
 		return bad("empty")
@@ -106,11 +117,11 @@ func ValidateBranch(b string) error {
 // starting with a letter or digit. The error wraps ErrInvalidName.
 func ValidateOwner(s string) error {
 	if len(s) == 0 || len(s) > maxOwnerBytes || !isAlnum(s[0]) {
-		return fmt.Errorf("%w: owner must be 1 to %d characters starting with a letter or digit", ErrInvalidName, maxOwnerBytes)
+		return &RuleError{Kind: ErrInvalidName, Rule: fmt.Sprintf("owner must be 1 to %d characters starting with a letter or digit", maxOwnerBytes)}
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' {
-			return fmt.Errorf("%w: owner may hold only letters, digits, '-' and '_'", ErrInvalidName)
+			return &RuleError{Kind: ErrInvalidName, Rule: "owner may hold only letters, digits, '-' and '_'"}
 		}
 	}
 	return nil
@@ -122,14 +133,14 @@ func ValidateOwner(s string) error {
 // repository). The error wraps ErrInvalidName.
 func ValidateRepo(s string) error {
 	if len(s) == 0 || len(s) > maxRepoBytes || s == "." || s == ".." {
-		return fmt.Errorf("%w: repository must be 1 to %d characters and not \".\" or \"..\"", ErrInvalidName, maxRepoBytes)
+		return &RuleError{Kind: ErrInvalidName, Rule: fmt.Sprintf("repository must be 1 to %d characters and not \".\" or \"..\"", maxRepoBytes)}
 	}
 	if strings.HasSuffix(strings.ToLower(s), ".git") {
-		return fmt.Errorf("%w: repository must not end in \".git\"", ErrInvalidName)
+		return &RuleError{Kind: ErrInvalidName, Rule: "repository must not end in \".git\""}
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
-			return fmt.Errorf("%w: repository may hold only letters, digits, '.', '-' and '_'", ErrInvalidName)
+			return &RuleError{Kind: ErrInvalidName, Rule: "repository may hold only letters, digits, '.', '-' and '_'"}
 		}
 	}
 	return nil
@@ -139,7 +150,7 @@ func ValidateRepo(s string) error {
 // lowercase hexadecimal characters. The error wraps ErrInvalidName.
 func ValidateCommitSHA(s string) error {
 	if !isSHA1Hex(s) {
-		return fmt.Errorf("%w: commit SHA must be exactly 40 lowercase hex characters", ErrInvalidName)
+		return &RuleError{Kind: ErrInvalidName, Rule: "commit SHA must be exactly 40 lowercase hex characters"}
 	}
 	return nil
 }

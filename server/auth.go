@@ -1,12 +1,10 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"heyaira/oauth"
@@ -27,13 +25,6 @@ func (p principal) subject() string {
 }
 
 func (p principal) hasScope(s string) bool { return contains(p.auth.Scopes, s) }
-
-type principalKey struct{}
-
-func principalFrom(ctx context.Context) (principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(principal)
-	return p, ok
-}
 
 // maxBearerLen bounds the token we hash and look up.
 const maxBearerLen = 512
@@ -64,52 +55,6 @@ func parseBearer(h string) (string, bool) {
 	return tok, true
 }
 
-// requireBearer authenticates every request from the database: the token must
-// exist, be unexpired and unrevoked, its grant unrevoked, its audience this
-// server's resource, and its principal still a member of the project.
-//
-// If the database cannot answer, the request fails closed with 503 and
-// Retry-After, never 401: a 401 would send every client into a refresh storm.
-func requireBearer(logger *slog.Logger, cfg *Config, st *store.DB) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := r.Header.Get("Authorization")
-			if h == "" {
-				writeUnauthorized(w, cfg, false, "authorization required")
-				return
-			}
-			tok, ok := parseBearer(h)
-			if !ok {
-				writeUnauthorized(w, cfg, true, "malformed bearer token")
-				return
-			}
-			// authenticate (prefetch.go) also reads the source of a small
-			// git_document_get call in the same statement.
-			a, r, err := authenticate(r, st, oauth.Hash(tok), cfg.Now())
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")
-				return
-			case err != nil:
-				logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
-				w.Header().Set("Retry-After", "2")
-				writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
-				return
-			}
-			// Because a token issued for another resource must not work here
-			// (RFC 8707), the audience is compared exactly; legacy tokens predate
-			// audiences and are bound to their project instead.
-			if a.Kind == "oauth" && a.Resource != cfg.resource() {
-				writeUnauthorized(w, cfg, true, "the token was issued for another resource")
-				return
-			}
-			addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", principal{a}.subject()))
-			ctx := context.WithValue(r.Context(), principalKey{}, principal{auth: a})
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-}
-
 func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg string) {
 	v := `Bearer resource_metadata="` + cfg.resourceMetadataURL() + `"`
 	if invalid {
@@ -120,14 +65,31 @@ func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg str
 }
 
 // scopeError makes the MCP handler answer 403 insufficient_scope.
-type scopeError struct{ scope string }
+type scopeError struct {
+	scope   string   // the scope the tool needs
+	granted []string // the scopes the token holds
+}
 
 func (e *scopeError) Error() string { return "insufficient scope: " + e.scope + " required" }
 
-func writeInsufficientScope(w http.ResponseWriter, cfg *Config, scope string) {
-	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+scope+
+// challenge is the scope a client should ask for on step-up: the one needed
+// plus every one already granted, in oauth.Supported order. A client that
+// replaces its scopes with the challenge's (rather than adding to them) then
+// keeps what it had.
+func (e *scopeError) challenge() string {
+	out := []string{e.scope}
+	for _, s := range oauth.Supported {
+		if s != e.scope && slices.Contains(e.granted, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
 		`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
-	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + scope + " is required"})
+	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + se.scope + " is required"})
 }
 
 // checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a

@@ -115,25 +115,25 @@ func TestBT21InFlightShares(t *testing.T) {
 	cfg := &Config{GitHubInFlight: 64, GitHubWait: 20 * time.Millisecond}
 	cfg.setDefaults()
 	f := newFlightCap(cfg)
-	as := func(project, who string) context.Context {
+	as := func(project, who string) principal {
 		p := principal{}
 		p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", project, who
-		return context.WithValue(context.Background(), principalKey{}, p)
+		return p
 	}
 	var releases []func()
-	take := func(ctx context.Context, n int) {
+	take := func(p principal, n int) {
 		t.Helper()
 		for i := range n {
-			r, err := f.acquire(ctx)
+			r, err := f.acquire(context.Background(), p)
 			if err != nil {
 				t.Fatalf("slot %d: %v", i, err)
 			}
 			releases = append(releases, r)
 		}
 	}
-	refused := func(ctx context.Context, what string) {
+	refused := func(p principal, what string) {
 		t.Helper()
-		_, err := f.acquire(ctx)
+		_, err := f.acquire(context.Background(), p)
 		var fe *fieldsError
 		if !errors.As(err, &fe) || fe.err.code != "rate_limited" || fe.fields["retry_after_seconds"] != 1 {
 			t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)

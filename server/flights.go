@@ -46,11 +46,10 @@ func newFlightCap(cfg *Config) *flightCap {
 var errInFlight = &fieldsError{err: &codedError{"rate_limited", "too many GitHub requests in flight; retry shortly"},
 	fields: map[string]any{"retry_after_seconds": 1}}
 
-// acquire counts one GitHub request of the caller in ctx against its
-// project's budget and takes its slots. The returned release must be called
+// acquire counts one GitHub request of caller p against its project's
+// budget and takes its slots. The returned release must be called
 // once the request is done.
-func (f *flightCap) acquire(ctx context.Context) (release func(), err error) {
-	p, _ := principalFrom(ctx)
+func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), err error) {
 	if err := f.budget.spend(p.auth.ProjectID, p.auth.GitHubRequestsHourly, f.now()); err != nil {
 		return nil, err
 	}

@@ -12,10 +12,10 @@ func TestFragmentEnd(t *testing.T) {
 	// "aé€😀": 1 + 2 + 3 + 4 bytes.
 	content := []byte("aé€😀")
 	tests := []struct {
-		name       string
-		start, max int
-		want       int
-		wantCode   string
+		name         string
+		start, limit int
+		want         int
+		wantCode     string
 	}{
 		{"whole", 0, 100, 10, ""},
 		{"one byte", 0, 1, 1, ""},
@@ -24,23 +24,23 @@ func TestFragmentEnd(t *testing.T) {
 		{"inside € moves back", 1, 4, 3, ""},
 		{"start inside é", 2, 10, 0, "byte_range_invalid"},
 		{"start inside 😀", 7, 10, 0, "byte_range_invalid"},
-		{"max smaller than 😀", 6, 3, 0, "byte_range_invalid"},
+		{"limit smaller than 😀", 6, 3, 0, "byte_range_invalid"},
 		{"start at total: empty final fragment", 10, 5, 10, ""},
 		{"start beyond total", 11, 5, 0, "byte_range_invalid"},
 		{"negative start", -1, 5, 0, "byte_range_invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := fragmentEnd(content, tt.start, tt.max)
+			got, err := fragmentEnd(content, tt.start, tt.limit)
 			if tt.wantCode != "" {
 				var ce *codedError
 				if !errors.As(err, &ce) || ce.code != tt.wantCode {
-					t.Fatalf("fragmentEnd(%d, %d) err = %v, want %s", tt.start, tt.max, err, tt.wantCode)
+					t.Fatalf("fragmentEnd(%d, %d) err = %v, want %s", tt.start, tt.limit, err, tt.wantCode)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("fragmentEnd(%d, %d) = %d, %v; want %d", tt.start, tt.max, got, err, tt.want)
+				t.Fatalf("fragmentEnd(%d, %d) = %d, %v; want %d", tt.start, tt.limit, got, err, tt.want)
 			}
 		})
 	}
@@ -52,22 +52,22 @@ func TestFragmentEnd(t *testing.T) {
 func TestFragmentWalkReassembles(t *testing.T) {
 	t.Parallel()
 	content := []byte(strings.Repeat("a é € 😀\n", 50))
-	for max := 4; max <= 40; max++ {
+	for limit := 4; limit <= 40; limit++ {
 		var got []byte
 		for start := 0; start < len(content); {
-			end, err := fragmentEnd(content, start, max)
+			end, err := fragmentEnd(content, start, limit)
 			if err != nil {
-				t.Fatalf("max %d start %d: %v", max, start, err)
+				t.Fatalf("limit %d start %d: %v", limit, start, err)
 			}
 			frag := content[start:end]
-			if !utf8.Valid(frag) || len(frag) > max || len(frag) == 0 {
-				t.Fatalf("max %d start %d: bad fragment %q", max, start, frag)
+			if !utf8.Valid(frag) || len(frag) > limit || len(frag) == 0 {
+				t.Fatalf("limit %d start %d: bad fragment %q", limit, start, frag)
 			}
 			got = append(got, frag...)
 			start = end
 		}
 		if string(got) != string(content) {
-			t.Fatalf("max %d: reassembled text differs", max)
+			t.Fatalf("limit %d: reassembled text differs", limit)
 		}
 	}
 }

@@ -93,6 +93,11 @@ func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	}
 	if p, ok := raw["params"]; ok {
 		if len(p) == 0 || p[0] != '{' {
+			// tools/call names a tool and its arguments in params: anything
+			// else there is the call's invalid params, as MCP clients expect.
+			if m.Method == "tools/call" {
+				return m, &rpcError{codeInvalidParams, "invalid params: tools/call params must be an object"}
+			}
 			return m, &rpcError{codeInvalidRequest, "invalid request: params must be an object"}
 		}
 		m.Params = p

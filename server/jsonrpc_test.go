@@ -30,6 +30,9 @@ func TestParseMessage(t *testing.T) {
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, codeInvalidRequest, "", false},
 		{"non-string method", `{"jsonrpc":"2.0","id":1,"method":5}`, codeInvalidRequest, "1", false},
 		{"array params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}`, codeInvalidRequest, "1", false},
+		{"tools/call array params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`, codeInvalidParams, "1", false},
+		{"tools/call string params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"memory_get"}`, codeInvalidParams, "1", false},
+		{"tools/call null params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, codeInvalidParams, "1", false},
 		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, codeInvalidRequest, "", false},
 		{"result and error", `{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`, codeInvalidRequest, "1", false},
 	}

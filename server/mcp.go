@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -22,21 +21,20 @@ const latestVersion = "2025-11-25"
 var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // handleMCP serves MCP over stateless Streamable HTTP: one JSON-RPC message per
-// POST, one JSON response (or 202 for notifications), no sessions. The caller
-// has already authenticated the request (requireBearer).
+// POST, one JSON response (or 202 for notifications), no sessions.
 //
-// Check order: body limit → Content-Type → protocol-version header → decode →
-// dispatch.
-func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler {
+// Check order: bearer header (401 before the body is read) → body limit →
+// Content-Type → strict decode → the era's protocol-version and header rules
+// (modern.go) → authentication from the database (authn.go) → dispatch.
+func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tokenHash, ok := bearerHash(w, r, cfg)
+		if !ok {
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxMCPBody)
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{codeInvalidRequest, "Content-Type must be application/json"})
-			return
-		}
-		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(supportedVersions, v) {
-			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
-				"unsupported MCP-Protocol-Version; supported: " + strings.Join(supportedVersions, ", ")})
 			return
 		}
 		sse := wantsSSE(r.Header.Get("Accept"))
@@ -55,17 +53,60 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler 
 			writeRPCError(w, http.StatusBadRequest, msg.ID, rerr)
 			return
 		}
+		version, modern := metaVersion(msg.Params)
+		modern = modern && msg.ID != nil && !msg.IsResponse
+		if modern {
+			if merr := checkModern(r, msg, version); merr != nil {
+				writeModernError(w, msg.ID, merr)
+				return
+			}
+		} else if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(allVersions, v) {
+			// Deliberate deviation (claude-code#92835): a legacy-era request
+			// whose header names a newer revision than was negotiated (a
+			// modern one) is served as the negotiated revision; this server
+			// keeps no session, and the tools do not differ.
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
+				"unsupported MCP-Protocol-Version; supported: " + strings.Join(allVersions, ", ")})
+			return
+		}
+		var call toolCall
+		var callErr error
+		if msg.Method == "tools/call" && msg.ID != nil {
+			call, callErr = tools.parseCall(msg.Params)
+		}
+		who, src, ok := authorize(w, r, logger, cfg, authn, tokenHash, call.sourceID())
+		if !ok {
+			return
+		}
 		addLog(r.Context(), slog.String("rpc_method", msg.Method))
 		if msg.IsResponse || msg.ID == nil {
 			// Notifications and responses are accepted and need no answer.
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		result, err := dispatch(r.Context(), tools, cfg, msg)
+		var result any
+		switch {
+		case msg.Method == "tools/call":
+			err = callErr
+			if callErr == nil {
+				result, err = tools.call(r.Context(), who, src, call)
+			}
+			if modern {
+				result = withResultType(result)
+			}
+		case modern:
+			var merr *modernError
+			if result, merr = dispatchModern(tools, cfg, msg); merr != nil {
+				writeModernError(w, msg.ID, merr)
+				return
+			}
+		default:
+			result, err = dispatch(tools, cfg, msg)
+		}
 		var se *scopeError
 		switch {
 		case errors.As(err, &se):
-			writeInsufficientScope(w, cfg, se.scope)
+			writeInsufficientScope(w, cfg, se)
 			return
 		case err != nil:
 			var re *rpcError
@@ -80,8 +121,8 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config) http.Handler 
 	})
 }
 
-// dispatch answers one JSON-RPC request.
-func dispatch(ctx context.Context, tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
+// dispatch answers one JSON-RPC request other than tools/call.
+func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
 	switch msg.Method {
 	case "initialize":
 		return initialize(msg.Params, cfg)
@@ -89,8 +130,6 @@ func dispatch(ctx context.Context, tools *toolTable, cfg *Config, msg rpcMessage
 		return struct{}{}, nil
 	case "tools/list":
 		return map[string]any{"tools": tools.list()}, nil
-	case "tools/call":
-		return tools.call(ctx, msg.Params)
 	case "resources/list":
 		return map[string]any{"resources": []any{}}, nil
 	case "resources/templates/list":
@@ -126,12 +165,18 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 			"resources": map[string]any{},
 			"prompts":   map[string]any{},
 		},
-		"serverInfo": map[string]any{"name": "heyaira", "title": "HeyAira F1", "version": cfg.Version},
-		"instructions": "HeyAira keeps project memory and tasks and reads administrator-allowlisted " +
-			"GitHub documents at pinned commits. Call runtime_bootstrap_get first, then git_document_get " +
-			"with a source_id; follow next_cursor until it is absent.",
+		"serverInfo":   serverInfo(cfg),
+		"instructions": instructions,
 	}, nil
 }
+
+func serverInfo(cfg *Config) map[string]any {
+	return map[string]any{"name": "heyaira", "title": "HeyAira F1", "version": cfg.Version}
+}
+
+const instructions = "HeyAira keeps project memory and tasks and reads administrator-allowlisted " +
+	"GitHub documents at pinned commits. Call runtime_bootstrap_get first, then git_document_get " +
+	"with a source_id; follow next_cursor until it is absent."
 
 // wantsSSE reports whether the client accepts only an event stream. Accept is
 // read leniently: missing, */*, application/* or application/json mean JSON.
@@ -139,17 +184,17 @@ func wantsSSE(accept string) bool {
 	if accept == "" {
 		return false
 	}
-	json, sse := false, false
+	plain, sse := false, false
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
 		switch mt {
 		case "application/json", "application/*", "*/*":
-			json = true
+			plain = true
 		case "text/event-stream":
 			sse = true
 		}
 	}
-	return sse && !json
+	return sse && !plain
 }
 
 func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {

@@ -66,6 +66,9 @@ func TestOA03RegisterRedirectURIs(t *testing.T) {
 	r := e.postJSON("/oauth/register", map[string]any{
 		"redirect_uris": []string{"com.example.app:/cb", "https://c.example/cb"}, "client_name": "Control",
 		"Token_Endpoint_Auth_Method": "client_secret_basic", "logo_uri": "https://c.example/l.png",
+		// Metadata of newer specifications (OpenID, MCP clients) is not
+		// refused either: application_type, software_id and friends (MP-04).
+		"application_type": "native", "software_id": "x", "software_version": "1", "tos_uri": "https://c.example/t",
 	})
 	if r.status != http.StatusCreated || r.header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("control: %d %s", r.status, r.raw)

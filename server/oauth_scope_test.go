@@ -39,7 +39,7 @@ func TestAZ04DocumentsReadNeedsItsOwnConsent(t *testing.T) {
 	before := e.gh.Count(githubtest.RouteContents)
 	r := e.rpc(str(tk.body, "access_token"), "tools/call", read)
 	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) ||
-		!strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read"`) {
+		!strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read `) {
 		t.Fatalf("git_document_get without the scope: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
 	if e.gh.Count(githubtest.RouteContents) != before {

@@ -55,5 +55,3 @@ func pageSize(limit *int) (int, error) {
 	}
 	return *limit, nil
 }
-
-var schemaLimit = map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize}

@@ -10,7 +10,8 @@ import (
 )
 
 // addRoutes is the whole HTTP surface. A reviewer checks authentication
-// coverage here: every /mcp POST goes through checkOrigin and requireBearer.
+// coverage here: every /mcp POST goes through checkOrigin, and handleMCP
+// authenticates it (authn.go) before it dispatches anything.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
 	limiter := newRateLimiter(cfg.ToolRate, cfg.ToolBurst)
 	flights := newFlightCap(cfg)
@@ -22,9 +23,8 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		newWorkflowTools(logger, st, gh, flights).tools())
 
 	origin := checkOrigin(cfg)
-	bearer := requireBearer(logger, cfg, st)
 
-	mux.Handle("POST /mcp", origin(bearer(handleMCP(logger, tools, cfg))))
+	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now))))
 	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
 	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
 

@@ -340,28 +340,31 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
 	values := map[string]any{"string": "boom " + secret, "error": errors.New("boom " + secret), "other": struct{ S string }{secret}}
-	boom := &tool{name: "boom", scope: "memory:read", args: []toolArg{{"kind", map[string]any{"type": "string"}}},
-		handle: func(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-			var a struct{ Kind string }
-			json.Unmarshal(raw, &a)
-			panic(values[a.Kind])
-		}}
+	type boomArgs struct {
+		Kind string `json:"kind" arg:"text"`
+	}
+	boom := &tool{name: "boom", scope: "memory:read", toolArgs: typed(func(ctx context.Context, p principal, a *boomArgs) (any, error) {
+		panic(values[a.Kind])
+	})}
 	tools := newToolTable(logger, newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
-	authed := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := principal{auth: store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Scopes: []string{"memory:read"}}}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-		})
+	authn := func(context.Context, []byte, string) (store.Auth, *sourceRead, error) {
+		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = authed(handleMCP(logger, tools, &cfg))
+	var h http.Handler = handleMCP(logger, tools, &cfg, authn)
 	h = withRequestID(withRecover(logger, withAccessLog(logger, cfg.Metrics, withSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	post := func(body string) (*http.Response, error) {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer any")
+		return http.DefaultClient.Do(req)
+	}
 	for kind := range values {
 		before := len(logLines(t, logs.String()))
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boom","arguments":{"kind":%q}}}`, kind)
-		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(body))
+		resp, err := post(body)
 		if err != nil {
 			t.Fatalf("%s panic: the connection failed: %v", kind, err)
 		}
@@ -377,7 +380,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 			t.Errorf("%s panic: log lines %v, want one panic line with the request id and type", kind, lines)
 		}
 		// The server goes on serving.
-		resp, err = http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+		resp, err = post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("after a panic: %v %v", err, resp)
 		}

@@ -4,8 +4,11 @@
 //
 // Every route is registered in routes.go. Every /mcp request is authenticated
 // and re-authorized from the database (token, grant, audience, membership)
-// before anything else happens, and each tool's scope is checked before any
-// store write or provider call. Errors reach clients only as stable codes with
+// before anything else happens: a missing or malformed bearer header is
+// refused before the body is read, and the one statement that checks the
+// token runs right after the strict JSON-RPC parse, before any dispatch
+// (authn.go). Each tool's scope is checked before any store write or
+// provider call. Errors reach clients only as stable codes with
 // public messages (errors.go); internal detail is logged with the request id.
 package server
 

@@ -12,25 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-// tool is one MCP tool: its public definition, the scope it needs, the exact
-// argument names it accepts, and its handler.
+// tool is one MCP tool: its public definition, the scope it needs, and its
+// typed arguments and handler (tool_args.go).
 type tool struct {
 	name        string
 	title       string
 	description string
 	scope       string
 	readOnly    bool
-	// args are the allowed argument names, in schema order; schema is the
-	// JSON Schema of each (see inputSchema).
-	args     []toolArg
-	required []string
-	handle   func(ctx context.Context, p principal, raw json.RawMessage) (any, error)
+	toolArgs
 }
 
-type toolArg struct {
-	name   string
-	schema map[string]any
-}
+// noArgs are the arguments of a tool that takes none.
+type noArgs struct{}
 
 // inputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
@@ -44,14 +38,6 @@ func (t *tool) inputSchema() map[string]any {
 		s["required"] = t.required
 	}
 	return s
-}
-
-func (t *tool) argNames() []string {
-	names := make([]string, len(t.args))
-	for i, a := range t.args {
-		names[i] = a.name
-	}
-	return names
 }
 
 // toolTable is built once and read-only afterwards.
@@ -97,10 +83,26 @@ func (tt *toolTable) list() []map[string]any {
 
 var callParamKeys = []string{"name", "arguments", "_meta", "task"}
 
-// call runs tools/call. Protocol problems (unknown tool, params that are not
-// an object) are JSON-RPC errors; the scope check is an HTTP 403 before the
-// tool runs; everything else is a tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, error) {
+// toolCall is a tools/call request, decoded before authentication so that
+// the bearer check can read the source a document read names.
+type toolCall struct {
+	t      *tool
+	args   any   // the decoded arguments (toolArgs.decode)
+	argErr error // why they could not be decoded: answered after the scope check
+}
+
+// sourceID is the source the call reads, or "" when it reads none (or names
+// none that could exist).
+func (c toolCall) sourceID() string {
+	if s, ok := c.args.(sourceArgs); ok && c.argErr == nil {
+		return s.sourceID()
+	}
+	return ""
+}
+
+// parseCall decodes tools/call params. Its errors are protocol errors
+// (JSON-RPC -32602): unknown tool, params or arguments that are not an object.
+func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -108,22 +110,27 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 		Task      json.RawMessage `json:"task"`
 	}
 	if len(params) == 0 {
-		return nil, &rpcError{codeInvalidParams, "tools/call needs params"}
+		return toolCall{}, &rpcError{codeInvalidParams, "tools/call needs params"}
 	}
 	if err := decodeObject(params, callParamKeys, &p); err != nil {
-		return nil, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
+		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
-		return nil, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
+		return toolCall{}, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
 	}
 	t, ok := tt.byName[p.Name]
 	if !ok {
-		return nil, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
+		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
 	}
-	who, ok := principalFrom(ctx)
-	if !ok {
-		return nil, errors.New("tools/call without a principal")
-	}
+	args, err := t.decode(p.Arguments)
+	return toolCall{t: t, args: args, argErr: err}, nil
+}
+
+// call runs a tools/call for who; src is what the bearer check read for the
+// call's sourceID, if anything. The scope check is an HTTP 403 before the
+// tool runs; everything else is a tool result, isError for failures.
+func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c toolCall) (any, error) {
+	t := c.t
 	start := time.Now()
 	code := "ok"
 	defer func() {
@@ -134,7 +141,7 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 	// no store write and no provider call.
 	if !who.hasScope(t.scope) {
 		code = "insufficient_scope"
-		return nil, &scopeError{scope: t.scope}
+		return nil, &scopeError{scope: t.scope, granted: who.auth.Scopes}
 	}
 	var result any
 	var err error
@@ -142,12 +149,13 @@ func (tt *toolTable) call(ctx context.Context, params json.RawMessage) (any, err
 	switch {
 	case ok:
 		// The published inputSchema is authoritative: an argument it does not
-		// name is refused here, whatever the handler would do with it.
-		if err = decodeObject(p.Arguments, t.argNames(), &map[string]json.RawMessage{}); err != nil {
-			err = invalidArgument(err.Error())
+		// name was refused when the call was decoded, whatever the handler
+		// would do with it.
+		if c.argErr != nil {
+			err = invalidArgument(c.argErr.Error())
 			break
 		}
-		result, err = t.handle(ctx, who, p.Arguments)
+		result, err = t.run(ctx, who, src, c.args)
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
@@ -256,9 +264,3 @@ func toolError(code, public string) *callToolResult {
 		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": public}},
 	}
 }
-
-// Common argument schemas.
-var (
-	schemaUUID   = map[string]any{"type": "string", "format": "uuid"}
-	schemaCursor = map[string]any{"type": "string", "description": "next_cursor from the previous page"}
-)

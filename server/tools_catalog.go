@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
 	"heyaira/server/catalog"
 	"heyaira/store"
@@ -55,10 +54,7 @@ type listProfile struct {
 
 // list answers catalog_list from the database and the built-in catalog; it
 // makes no GitHub request.
-func (w *workflowTools) list(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	if err := decodeObject(raw, nil, &struct{}{}); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, error) {
 	profiles := catalog.Profiles()
 	// The verifier configuration gives mode:verifier; each profile's worker
 	// configuration gives core, mode:worker and its role instructions.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"regexp"
 	"time"
 
 	"heyaira/cursor"
@@ -42,7 +40,7 @@ func (d *documentTools) tools() []*tool {
 				"pinned commit or tracking branch, limits). Fails with runtime_unconfigured when no runtime source exists.",
 			scope:    "documents:read",
 			readOnly: true,
-			handle:   d.bootstrap,
+			toolArgs: typed(d.bootstrap),
 		},
 		{
 			name:  "git_document_get",
@@ -52,14 +50,7 @@ func (d *documentTools) tools() []*tool {
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
 			scope:    "documents:read",
 			readOnly: true,
-			args: []toolArg{
-				{"source_id", schemaUUID},
-				{"start_byte", map[string]any{"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"}},
-				{"max_bytes", map[string]any{"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"}},
-				{"cursor", schemaCursor},
-			},
-			required: []string{"source_id"},
-			handle:   d.get,
+			toolArgs: typedSource(d.get),
 		},
 	}
 }
@@ -80,10 +71,7 @@ type sourceLimits struct {
 	MaxFragmentBytes int `json:"max_fragment_bytes"`
 }
 
-func (d *documentTools) bootstrap(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	if err := decodeObject(raw, nil, &struct{}{}); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (d *documentTools) bootstrap(ctx context.Context, p principal, _ *noArgs) (any, error) {
 	sources, err := d.st.ActiveSources(ctx, p.auth.ProjectID)
 	if err != nil {
 		return nil, err
@@ -123,20 +111,25 @@ type documentRange struct {
 	TotalBytes int `json:"total_bytes"`
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 var errSourceNotFound = newCoded("source_not_found", "no such document source in this project")
 
-func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var args struct {
-		SourceID  *string `json:"source_id"`
-		StartByte *int64  `json:"start_byte"`
-		MaxBytes  *int64  `json:"max_bytes"`
-		Cursor    *string `json:"cursor"`
+type documentGetArgs struct {
+	SourceID  *string `json:"source_id" arg:"uuid,required"`
+	StartByte *int64  `json:"start_byte" arg:"startByte"`
+	MaxBytes  *int64  `json:"max_bytes" arg:"maxBytes"`
+	Cursor    *string `json:"cursor" arg:"cursor"`
+}
+
+// sourceID is the source a read names, for authentication to read it in the
+// same statement; "" when the id cannot name a source.
+func (a *documentGetArgs) sourceID() string {
+	if a.SourceID == nil || !store.IsUUID(*a.SourceID) {
+		return ""
 	}
-	if err := decodeObject(raw, []string{"source_id", "start_byte", "max_bytes", "cursor"}, &args); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+	return *a.SourceID
+}
+
+func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, args *documentGetArgs) (any, error) {
 	switch {
 	case args.SourceID == nil:
 		return nil, invalidArgument("source_id is required")
@@ -149,7 +142,7 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 	}
 	sourceID := *args.SourceID
 	addLog(ctx, slog.String("source", sourceID))
-	src, res, err := d.resolveAndRead(ctx, p, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
+	src, res, err := d.resolveAndRead(ctx, p, pre, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
 	// Every read that names a source is audited, refused ones included (another
 	// project's id, a forged cursor). Fail closed: content whose read could not
 	// be audited is not returned.
@@ -164,9 +157,9 @@ func (d *documentTools) get(ctx context.Context, p principal, raw json.RawMessag
 
 // resolveAndRead checks the cursor and the source's state, then reads. src is
 // nil unless the source exists in the caller's project.
-func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
+func (d *documentTools) resolveAndRead(ctx context.Context, p principal, pre *sourceRead, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
 	// A malformed id is answered exactly like an unknown one.
-	if !uuidRE.MatchString(sourceID) {
+	if !store.IsUUID(sourceID) {
 		return nil, nil, errSourceNotFound
 	}
 	var cur *cursor.Cursor
@@ -181,7 +174,7 @@ func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceI
 		}
 		cur = &c
 	}
-	src, err := d.source(ctx, p.auth.ProjectID, sourceID)
+	src, err := d.source(ctx, pre, p.auth.ProjectID, sourceID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil, errSourceNotFound
@@ -201,10 +194,10 @@ func (d *documentTools) resolveAndRead(ctx context.Context, p principal, sourceI
 	return &src, res, err
 }
 
-// source returns the project's source, as read with the bearer token when
-// authenticate could (prefetch.go), else with its own query.
-func (d *documentTools) source(ctx context.Context, projectID, sourceID string) (store.DocumentSource, error) {
-	if src, ok, err := prefetchedSource(ctx, projectID, sourceID); ok {
+// source returns the project's source, as read with the bearer token (pre,
+// authn.go) when it was, else with its own query.
+func (d *documentTools) source(ctx context.Context, pre *sourceRead, projectID, sourceID string) (store.DocumentSource, error) {
+	if src, ok, err := pre.lookup(projectID, sourceID); ok {
 		return src, err
 	}
 	return d.st.ProjectSource(ctx, projectID, sourceID)
@@ -212,7 +205,7 @@ func (d *documentTools) source(ctx context.Context, projectID, sourceID string) 
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment.
 func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64) (*documentResult, error) {
-	release, err := d.flights.acquire(ctx)
+	release, err := d.flights.acquire(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +274,7 @@ func (d *documentTools) audit(ctx context.Context, p principal, sourceID string,
 			details["commit_sha"] = *src.CommitSHA
 		}
 	}
-	if !uuidRE.MatchString(sourceID) {
+	if !store.IsUUID(sourceID) {
 		sourceID = "" // a malformed id is the caller's text: not stored
 	}
 	if readErr != nil {

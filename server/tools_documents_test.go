@@ -215,13 +215,18 @@ func TestDocumentToolsNeedDocumentsScope(t *testing.T) {
 	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
 	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
 	meta := e.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp"
-	want := `Bearer error="insufficient_scope", scope="documents:read", resource_metadata="` + meta + `"`
+	// The challenge names the scope needed and those already granted (MP-04).
+	challenge := func(scope string) string {
+		return `Bearer error="insufficient_scope", scope="` + scope + `", resource_metadata="` + meta + `"`
+	}
 	auditBefore := e.countRows("audit_events")
-	for name, tok := range map[string]string{
-		"legacy": e.legacyToken(tn),
-		"oauth without documents:read": e.token(tn, "memory:read", "memory:write", "tasks:read", "tasks:write",
-			"workflows:read", "workflows:write"),
+	for name, tt := range map[string]struct{ tok, want string }{
+		"legacy": {e.legacyToken(tn), challenge("documents:read memory:read memory:write tasks:read tasks:write")},
+		"oauth without documents:read": {e.token(tn, "workflows:write", "memory:read", "memory:write", "tasks:read", "tasks:write",
+			"workflows:read"), challenge("documents:read memory:read memory:write tasks:read tasks:write workflows:read workflows:write")},
+		"oauth with one scope": {e.token(tn, "tasks:read"), challenge("documents:read tasks:read")},
 	} {
+		tok, want := tt.tok, tt.want
 		for _, tool := range []string{"runtime_bootstrap_get", "git_document_get"} {
 			r := e.rpc(tok, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"source_id": src}})
 			if r.status != 403 || r.header.Get("WWW-Authenticate") != want {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"regexp"
 
@@ -21,24 +20,20 @@ type memoryTools struct {
 	pages pager
 }
 
-var schemaMemoryKey = map[string]any{"type": "string", "pattern": `^[A-Za-z0-9._/-]{1,200}$`}
-
 func (m *memoryTools) tools() []*tool {
 	return []*tool{
 		{name: "memory_put", title: "Put memory", scope: "memory:write",
 			description: "Create or replace the project memory entry at key (≤ 200 bytes of [A-Za-z0-9._/-]) with text content (≤ 64 KiB).",
-			args:        []toolArg{{"key", schemaMemoryKey}, {"content", map[string]any{"type": "string"}}},
-			required:    []string{"key", "content"}, handle: m.put},
+			toolArgs:    typed(m.put)},
 		{name: "memory_get", title: "Get memory", scope: "memory:read", readOnly: true,
 			description: "Return the project memory entry at key.",
-			args:        []toolArg{{"key", schemaMemoryKey}}, required: []string{"key"}, handle: m.get},
+			toolArgs:    typed(m.get)},
 		{name: "memory_list", title: "List memory", scope: "memory:read", readOnly: true,
 			description: "List project memory keys (without content) in key order, optionally with a key prefix; follow next_cursor for more.",
-			args: []toolArg{{"prefix", map[string]any{"type": "string"}}, {"limit", schemaLimit},
-				{"cursor", schemaCursor}}, handle: m.list},
+			toolArgs:    typed(m.list)},
 		{name: "memory_delete", title: "Delete memory", scope: "memory:write",
 			description: "Delete the project memory entry at key.",
-			args:        []toolArg{{"key", schemaMemoryKey}}, required: []string{"key"}, handle: m.delete},
+			toolArgs:    typed(m.delete)},
 	}
 }
 
@@ -52,14 +47,12 @@ func validMemoryKey(k *string) error {
 	return nil
 }
 
-func (m *memoryTools) put(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Key     *string `json:"key"`
-		Content *string `json:"content"`
-	}
-	if err := decodeObject(raw, []string{"key", "content"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type memoryPutArgs struct {
+	Key     *string `json:"key" arg:"memoryKey,required"`
+	Content *string `json:"content" arg:"text,required"`
+}
+
+func (m *memoryTools) put(ctx context.Context, p principal, a *memoryPutArgs) (any, error) {
 	if err := validMemoryKey(a.Key); err != nil {
 		return nil, err
 	}
@@ -75,13 +68,11 @@ func (m *memoryTools) put(ctx context.Context, p principal, raw json.RawMessage)
 	return m.st.PutMemory(ctx, p.auth.ProjectID, *a.Key, *a.Content)
 }
 
-func (m *memoryTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Key *string `json:"key"`
-	}
-	if err := decodeObject(raw, []string{"key"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type memoryKeyArgs struct {
+	Key *string `json:"key" arg:"memoryKey,required"`
+}
+
+func (m *memoryTools) get(ctx context.Context, p principal, a *memoryKeyArgs) (any, error) {
 	if err := validMemoryKey(a.Key); err != nil {
 		return nil, err
 	}
@@ -92,13 +83,7 @@ func (m *memoryTools) get(ctx context.Context, p principal, raw json.RawMessage)
 	return mem, err
 }
 
-func (m *memoryTools) delete(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Key *string `json:"key"`
-	}
-	if err := decodeObject(raw, []string{"key"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (m *memoryTools) delete(ctx context.Context, p principal, a *memoryKeyArgs) (any, error) {
 	if err := validMemoryKey(a.Key); err != nil {
 		return nil, err
 	}
@@ -110,15 +95,13 @@ func (m *memoryTools) delete(ctx context.Context, p principal, raw json.RawMessa
 	return map[string]any{"key": *a.Key, "deleted": true}, nil
 }
 
-func (m *memoryTools) list(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Prefix *string `json:"prefix"`
-		Limit  *int    `json:"limit"`
-		Cursor *string `json:"cursor"`
-	}
-	if err := decodeObject(raw, []string{"prefix", "limit", "cursor"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type memoryListArgs struct {
+	Prefix *string `json:"prefix" arg:"text"`
+	Limit  *int    `json:"limit" arg:"limit"`
+	Cursor *string `json:"cursor" arg:"cursor"`
+}
+
+func (m *memoryTools) list(ctx context.Context, p principal, a *memoryListArgs) (any, error) {
 	limit, err := pageSize(a.Limit)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"heyaira/store"
@@ -21,42 +20,31 @@ type taskTools struct {
 	pages pager
 }
 
-var (
-	schemaTitle  = map[string]any{"type": "string", "minLength": 1, "maxLength": maxTaskTitle}
-	schemaBody   = map[string]any{"type": "string"}
-	schemaStatus = map[string]any{"type": "string", "enum": taskStatuses}
-)
-
 func (tk *taskTools) tools() []*tool {
 	return []*tool{
 		{name: "task_create", title: "Create task", scope: "tasks:write",
 			description: "Create an open project task with a title (≤ 200 bytes) and an optional body (≤ 64 KiB).",
-			args:        []toolArg{{"title", schemaTitle}, {"body", schemaBody}},
-			required:    []string{"title"}, handle: tk.create},
+			toolArgs:    typed(tk.create)},
 		{name: "task_get", title: "Get task", scope: "tasks:read", readOnly: true,
 			description: "Return one project task.",
-			args:        []toolArg{{"task_id", schemaUUID}}, required: []string{"task_id"}, handle: tk.get},
+			toolArgs:    typed(tk.get)},
 		{name: "task_list", title: "List tasks", scope: "tasks:read", readOnly: true,
 			description: "List project tasks, optionally with one status; follow next_cursor for more.",
-			args: []toolArg{{"status", schemaStatus}, {"limit", schemaLimit},
-				{"cursor", schemaCursor}}, handle: tk.list},
+			toolArgs:    typed(tk.list)},
 		{name: "task_update", title: "Update task", scope: "tasks:write",
 			description: "Change a task's title, body or status (open, in_progress, done, cancelled).",
-			args: []toolArg{{"task_id", schemaUUID}, {"title", schemaTitle}, {"body", schemaBody},
-				{"status", schemaStatus}}, required: []string{"task_id"}, handle: tk.update},
+			toolArgs:    typed(tk.update)},
 	}
 }
 
 var errTaskNotFound = newCoded("not_found", "no such task in this project")
 
-func (tk *taskTools) create(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Title *string `json:"title"`
-		Body  *string `json:"body"`
-	}
-	if err := decodeObject(raw, []string{"title", "body"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type taskCreateArgs struct {
+	Title *string `json:"title" arg:"title,required"`
+	Body  *string `json:"body" arg:"text"`
+}
+
+func (tk *taskTools) create(ctx context.Context, p principal, a *taskCreateArgs) (any, error) {
 	if a.Title == nil {
 		return nil, invalidArgument("title is required")
 	}
@@ -66,17 +54,15 @@ func (tk *taskTools) create(ctx context.Context, p principal, raw json.RawMessag
 	return tk.st.CreateTask(ctx, p.auth.ProjectID, *a.Title, deref(a.Body), p.subject())
 }
 
-func (tk *taskTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		TaskID *string `json:"task_id"`
-	}
-	if err := decodeObject(raw, []string{"task_id"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type taskGetArgs struct {
+	TaskID *string `json:"task_id" arg:"uuid,required"`
+}
+
+func (tk *taskTools) get(ctx context.Context, p principal, a *taskGetArgs) (any, error) {
 	if a.TaskID == nil {
 		return nil, invalidArgument("task_id is required")
 	}
-	if !uuidRE.MatchString(*a.TaskID) {
+	if !store.IsUUID(*a.TaskID) {
 		return nil, errTaskNotFound
 	}
 	t, err := tk.st.GetTask(ctx, p.auth.ProjectID, *a.TaskID)
@@ -86,23 +72,21 @@ func (tk *taskTools) get(ctx context.Context, p principal, raw json.RawMessage) 
 	return t, err
 }
 
-func (tk *taskTools) update(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		TaskID *string `json:"task_id"`
-		Title  *string `json:"title"`
-		Body   *string `json:"body"`
-		Status *string `json:"status"`
-	}
-	if err := decodeObject(raw, []string{"task_id", "title", "body", "status"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type taskUpdateArgs struct {
+	TaskID *string `json:"task_id" arg:"uuid,required"`
+	Title  *string `json:"title" arg:"title"`
+	Body   *string `json:"body" arg:"text"`
+	Status *string `json:"status" arg:"status"`
+}
+
+func (tk *taskTools) update(ctx context.Context, p principal, a *taskUpdateArgs) (any, error) {
 	if a.TaskID == nil {
 		return nil, invalidArgument("task_id is required")
 	}
 	if err := validTask(a.Title, a.Body, a.Status); err != nil {
 		return nil, err
 	}
-	if !uuidRE.MatchString(*a.TaskID) {
+	if !store.IsUUID(*a.TaskID) {
 		return nil, errTaskNotFound
 	}
 	t, err := tk.st.UpdateTask(ctx, p.auth.ProjectID, *a.TaskID, store.TaskUpdate{Title: a.Title, Body: a.Body, Status: a.Status})
@@ -112,15 +96,13 @@ func (tk *taskTools) update(ctx context.Context, p principal, raw json.RawMessag
 	return t, err
 }
 
-func (tk *taskTools) list(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		Status *string `json:"status"`
-		Limit  *int    `json:"limit"`
-		Cursor *string `json:"cursor"`
-	}
-	if err := decodeObject(raw, []string{"status", "limit", "cursor"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type taskListArgs struct {
+	Status *string `json:"status" arg:"status"`
+	Limit  *int    `json:"limit" arg:"limit"`
+	Cursor *string `json:"cursor" arg:"cursor"`
+}
+
+func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (any, error) {
 	if err := validTask(nil, nil, a.Status); err != nil {
 		return nil, err
 	}

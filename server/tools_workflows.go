@@ -39,35 +39,24 @@ func newWorkflowTools(logger *slog.Logger, st *store.DB, gh *github.Client, flig
 }
 
 func (w *workflowTools) tools() []*tool {
-	var names []string
-	for _, p := range catalog.Profiles() {
-		names = append(names, p.Name)
-	}
-	schemaProfile := map[string]any{"type": "string", "enum": names}
-	schemaMode := map[string]any{"type": "string", "enum": catalog.Modes()}
 	return []*tool{
 		{name: "catalog_list", title: "List catalog profiles", scope: "workflows:read", readOnly: true,
 			description: "List the built-in profiles with their layer metadata, the account's core and mode " +
 				"sources and the project's role-instruction sources (read at dispatch), and catalog.layers_missing warnings.",
-			handle: w.list},
+			toolArgs: typed(w.list)},
 		{name: "workflow_dispatch", title: "Dispatch a workflow", scope: "workflows:write",
 			description: "Assemble a profile for a task in mode worker or verifier (layers core, mode, role " +
 				"responsibilities, methodology, role instructions, soul, skills), resolving tracking branches now, " +
 				"and freeze it. Returns the full workflow with its instructions.",
-			args:     []toolArg{{"task_id", schemaUUID}, {"profile", schemaProfile}, {"mode", schemaMode}},
-			required: []string{"task_id", "profile", "mode"}, handle: w.dispatch},
+			toolArgs: typed(w.dispatch)},
 		{name: "workflow_get", title: "Get a workflow", scope: "workflows:read", readOnly: true,
 			description: "Return a frozen workflow. view full (default) includes the assembled instructions; " +
 				"compact has the same layer metadata without any instruction text.",
-			args: []toolArg{{"workflow_id", schemaUUID},
-				{"view", map[string]any{"type": "string", "enum": []string{"full", "compact"}}}},
-			required: []string{"workflow_id"}, handle: w.get},
+			toolArgs: typed(w.get)},
 		{name: "workflow_correct", title: "Correct a workflow", scope: "workflows:write",
 			description: "Dispatch a correction of a workflow: a child workflow with the same frozen commits and " +
 				"texts (no branch is resolved again) and a note (≤ 16 KiB). Returns the full child workflow.",
-			args: []toolArg{{"workflow_id", schemaUUID},
-				{"note", map[string]any{"type": "string", "minLength": 1, "maxLength": maxCorrectionNote}}},
-			required: []string{"workflow_id", "note"}, handle: w.correct},
+			toolArgs: typed(w.correct)},
 	}
 }
 
@@ -131,20 +120,13 @@ var (
 		"a source or repository used by this workflow was revoked or changed during dispatch; nothing was stored")
 )
 
-// dispatchHookKey carries a test hook (func(context.Context) error) run in
-// the storing transaction before the re-check. Only code in this package can
-// set it, and no request can: HTTP does not carry context values.
-type dispatchHookKey struct{}
+type workflowDispatchArgs struct {
+	TaskID  *string `json:"task_id" arg:"uuid,required"`
+	Profile *string `json:"profile" arg:"profile,required"`
+	Mode    *string `json:"mode" arg:"mode,required"`
+}
 
-func (w *workflowTools) dispatch(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		TaskID  *string `json:"task_id"`
-		Profile *string `json:"profile"`
-		Mode    *string `json:"mode"`
-	}
-	if err := decodeObject(raw, []string{"task_id", "profile", "mode"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDispatchArgs) (any, error) {
 	if a.TaskID == nil || a.Profile == nil || a.Mode == nil {
 		return nil, invalidArgument("task_id, profile and mode are required")
 	}
@@ -154,7 +136,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, raw json.RawM
 	if !contains(catalog.Modes(), *a.Mode) {
 		return nil, invalidArgument("mode must be worker or verifier")
 	}
-	if !uuidRE.MatchString(*a.TaskID) {
+	if !store.IsUUID(*a.TaskID) {
 		return nil, errTaskNotFound
 	}
 	if _, err := w.st.GetTask(ctx, p.auth.ProjectID, *a.TaskID); errors.Is(err, store.ErrNotFound) {
@@ -194,7 +176,7 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 			return contract{}, fmt.Errorf("account source %s outside docs/agents/", s.ID)
 		}
 		b := github.Binding{Owner: s.GitHubOwner, Repo: s.GitHubRepository, InstallationID: s.GitHubInstallationID}
-		t, err := w.read(ctx, b, s.Path, s.CommitSHA, s.TrackingRef)
+		t, err := w.read(ctx, p, b, s.Path, s.CommitSHA, s.TrackingRef)
 		if err != nil {
 			audit["failed_source_id"] = s.ID
 			return contract{}, sourceFailure(s.Layer, s.ID, err)
@@ -205,7 +187,7 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 	for _, s := range cfg.Instructions {
 		b := github.Binding{Owner: s.GitHubOwner, Repo: s.GitHubRepository,
 			InstallationID: s.GitHubInstallationID, RepositoryID: deref(s.GitHubRepositoryID)}
-		t, err := w.read(ctx, b, s.Path, s.CommitSHA, s.TrackingRef)
+		t, err := w.read(ctx, p, b, s.Path, s.CommitSHA, s.TrackingRef)
 		if err != nil {
 			audit["failed_source_id"] = s.ID
 			return contract{}, sourceFailure("role instruction", s.ID, err)
@@ -229,10 +211,10 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 // read fetches one source's text: a tracking source's branch head is resolved
 // first (dispatch is the only place that happens), then the file is read at
 // that commit. Each GitHub request holds one in-flight slot.
-func (w *workflowTools) read(ctx context.Context, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
+func (w *workflowTools) read(ctx context.Context, p principal, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
 	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned}
 	if tracking != nil {
-		release, err := w.flights.acquire(ctx)
+		release, err := w.flights.acquire(ctx, p)
 		if err != nil {
 			return t, err
 		}
@@ -245,7 +227,7 @@ func (w *workflowTools) read(ctx context.Context, b github.Binding, path string,
 	} else {
 		t.CommitSHA = deref(commit)
 	}
-	release, err := w.flights.acquire(ctx)
+	release, err := w.flights.acquire(ctx, p)
 	if err != nil {
 		return t, err
 	}
@@ -296,7 +278,6 @@ func (w *workflowTools) store(ctx context.Context, p principal, taskID, parentID
 	auditLayers(audit, c)
 	nw := store.NewWorkflow{ProjectID: p.auth.ProjectID, TaskID: taskID, Profile: c.Profile, Mode: c.Mode,
 		ParentID: parentID, CreatedBy: p.subject(), Contract: body, Config: c.Config, AuditDetails: audit}
-	nw.BeforeCheck, _ = ctx.Value(dispatchHookKey{}).(func(context.Context) error)
 	wf, err := w.st.CreateWorkflow(ctx, nw)
 	if errors.Is(err, store.ErrConfigChanged) {
 		err = errConfigChanged
@@ -344,7 +325,7 @@ func (w *workflowTools) auditFailure(ctx context.Context, p principal, action st
 
 // load returns a workflow of the caller's project and its contract.
 func (w *workflowTools) load(ctx context.Context, p principal, id string) (store.Workflow, contract, error) {
-	if !uuidRE.MatchString(id) {
+	if !store.IsUUID(id) {
 		return store.Workflow{}, contract{}, errWorkflowNotFound
 	}
 	wf, err := w.st.GetWorkflow(ctx, p.auth.ProjectID, id)
@@ -361,14 +342,12 @@ func (w *workflowTools) load(ctx context.Context, p principal, id string) (store
 	return wf, c, nil
 }
 
-func (w *workflowTools) get(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		WorkflowID *string `json:"workflow_id"`
-		View       *string `json:"view"`
-	}
-	if err := decodeObject(raw, []string{"workflow_id", "view"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type workflowGetArgs struct {
+	WorkflowID *string `json:"workflow_id" arg:"uuid,required"`
+	View       *string `json:"view" arg:"view"`
+}
+
+func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs) (any, error) {
 	if a.WorkflowID == nil {
 		return nil, invalidArgument("workflow_id is required")
 	}
@@ -389,14 +368,12 @@ func (w *workflowTools) get(ctx context.Context, p principal, raw json.RawMessag
 // correct stores a child of a workflow with the parent's frozen layers (same
 // commits, same texts: nothing is read from GitHub, no branch is resolved)
 // and a note. The parent's sources must still be active and unchanged.
-func (w *workflowTools) correct(ctx context.Context, p principal, raw json.RawMessage) (any, error) {
-	var a struct {
-		WorkflowID *string `json:"workflow_id"`
-		Note       *string `json:"note"`
-	}
-	if err := decodeObject(raw, []string{"workflow_id", "note"}, &a); err != nil {
-		return nil, invalidArgument(err.Error())
-	}
+type workflowCorrectArgs struct {
+	WorkflowID *string `json:"workflow_id" arg:"uuid,required"`
+	Note       *string `json:"note" arg:"note,required"`
+}
+
+func (w *workflowTools) correct(ctx context.Context, p principal, a *workflowCorrectArgs) (any, error) {
 	if a.WorkflowID == nil || a.Note == nil {
 		return nil, invalidArgument("workflow_id and note are required")
 	}

@@ -1,11 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -74,30 +69,6 @@ func (e *testEnv) mustCall(tok, tool string, args map[string]any) map[string]any
 		e.t.Fatalf("%s(%v): %s", tool, args, raw)
 	}
 	return sc
-}
-
-// callWithHook runs tools/call on the server's handler directly, so that ctx
-// (carrying a dispatchHookKey hook) reaches the tool.
-func (e *testEnv) callWithHook(tok, tool string, args map[string]any, hook func(context.Context) error) map[string]any {
-	e.t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	ctx := context.WithValue(context.Background(), dispatchHookKey{}, hook)
-	req := httptest.NewRequestWithContext(ctx, "POST", e.srv.URL+"/mcp", bytes.NewReader(body))
-	req.Host = e.srv.Listener.Addr().String()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	rec := httptest.NewRecorder()
-	e.srv.Config.Handler.ServeHTTP(rec, req)
-	var resp struct {
-		Result struct {
-			StructuredContent map[string]any `json:"structuredContent"`
-		} `json:"result"`
-	}
-	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &resp) != nil {
-		e.t.Fatalf("%s: HTTP %d %s", tool, rec.Code, rec.Body)
-	}
-	return resp.Result.StructuredContent
 }
 
 func layersOf(t *testing.T, sc map[string]any) []map[string]any {

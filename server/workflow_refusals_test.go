@@ -1,9 +1,9 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"heyaira/github/githubtest"
@@ -156,8 +156,10 @@ func TestWorkflowDispatchUnreadableSource(t *testing.T) {
 	}
 }
 
-// TestWorkflowConfigChangedWhileStoring revokes or unlinks, inside the storing
-// transaction (the dispatch hook), a source or repository the dispatch used.
+// TestWorkflowConfigChangedWhileStoring revokes or unlinks a source or
+// repository the dispatch used while the dispatch is reading GitHub, after
+// it read its configuration: the fake GitHub makes the change before it
+// answers.
 func TestWorkflowConfigChangedWhileStoring(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -190,12 +192,12 @@ func TestWorkflowConfigChangedWhileStoring(t *testing.T) {
 			parent := e.mustCall(tok, "workflow_dispatch", dispatchArgs(task, "engineer", "worker"))["workflow_id"]
 			before := e.countRows("workflows")
 
-			called := 0
-			hook := func(context.Context) error { called++; tt.change(e, tn, core, instr); return nil }
-			sc := e.callWithHook(tok, "workflow_dispatch", dispatchArgs(task, "engineer", "worker"), hook)
+			var called atomic.Int32
+			e.gh.BeforeN(githubtest.RouteContents, 1, func(*http.Request) { called.Add(1); tt.change(e, tn, core, instr) })
+			sc, _, _ := e.call(tok, "workflow_dispatch", dispatchArgs(task, "engineer", "worker"))
 			errObj, _ := sc["error"].(map[string]any)
-			if errObj["code"] != "dispatch_config_changed" || called != 1 {
-				t.Fatalf("dispatch = %v (hook called %d times), want dispatch_config_changed", sc, called)
+			if errObj["code"] != "dispatch_config_changed" || called.Load() != 1 {
+				t.Fatalf("dispatch = %v (change made %d times), want dispatch_config_changed", sc, called.Load())
 			}
 			if n := e.countRows("workflows"); n != before {
 				t.Errorf("workflows %d → %d", before, n)
@@ -328,7 +330,7 @@ func TestWorkflowArguments(t *testing.T) {
 	e.mustCall(ro, "workflow_get", map[string]any{"workflow_id": wf, "view": "compact"})
 	for _, tool := range []string{"workflow_dispatch", "workflow_correct"} {
 		r := e.rpc(ro, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
-		if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="workflows:write"`) {
+		if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="workflows:write workflows:read"`) {
 			t.Errorf("%s with workflows:read: HTTP %d %s", tool, r.status, r.header.Get("WWW-Authenticate"))
 		}
 	}

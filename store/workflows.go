@@ -131,10 +131,6 @@ type NewWorkflow struct {
 	// AuditDetails go into the workflow's audit row: identifiers, commits,
 	// hashes and sizes only, never text.
 	AuditDetails map[string]any
-	// BeforeCheck, when set, runs inside the transaction before the
-	// configuration is re-checked. It is a test hook (for changing the
-	// configuration at the last moment); production leaves it nil.
-	BeforeCheck func(ctx context.Context) error
 }
 
 const workflowColumns = `id::text, project_id::text, task_id::text, profile, mode,
@@ -156,11 +152,6 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 		action = "workflow.correct"
 	}
 	err := db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) error {
-		if w.BeforeCheck != nil {
-			if err := w.BeforeCheck(ctx); err != nil {
-				return err
-			}
-		}
 		if err := recheckConfig(ctx, tx, w); err != nil {
 			return err
 		}

@@ -172,8 +172,8 @@ func countRows(t *testing.T, db *store.DB, table string) int {
 	return n
 }
 
-// TestCreateWorkflowRecheck changes the configuration inside the storing
-// transaction (BeforeCheck) in every way that matters, and expects
+// TestCreateWorkflowRecheck changes the configuration after it was read and
+// before the workflow is stored, in every way that matters, and expects
 // ErrConfigChanged with no workflow and no audit row stored.
 func TestCreateWorkflowRecheck(t *testing.T) {
 	t.Parallel()
@@ -216,7 +216,9 @@ func TestCreateWorkflowRecheck(t *testing.T) {
 			}
 			audits := countRows(t, f.db, "audit_events")
 			w := f.newWorkflow(t, c)
-			w.BeforeCheck = func(ctx context.Context) error { return tt.change(ctx, f, core, instr) }
+			if err := tt.change(t.Context(), f, core, instr); err != nil {
+				t.Fatal(err)
+			}
 			_, err = f.db.CreateWorkflow(t.Context(), w)
 			if !errors.Is(err, store.ErrConfigChanged) {
 				t.Fatalf("CreateWorkflow = %v, want ErrConfigChanged", err)

@@ -16,8 +16,9 @@ import (
 type Fault func(w http.ResponseWriter, r *http.Request)
 
 type faultEntry struct {
-	f    Fault
-	left int // requests left; < 0 means until ClearFaults
+	f      Fault
+	before func(r *http.Request) // set instead of f: runs, then the normal answer
+	left   int                   // requests left; < 0 means until ClearFaults
 }
 
 // Inject makes every later request on route get f, until ClearFaults.
@@ -31,6 +32,15 @@ func (s *Server) InjectN(route Route, n int, f Fault) {
 	s.faults[route] = append(s.faults[route], &faultEntry{f: f, left: n})
 }
 
+// BeforeN runs f at the next n requests on route, before the fake gives its
+// normal answer: a test changes the world while a request is in flight. It
+// queues with InjectN.
+func (s *Server) BeforeN(route Route, n int, f func(r *http.Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[route] = append(s.faults[route], &faultEntry{before: f, left: n})
+}
+
 // ClearFaults removes every injected fault.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()
@@ -39,7 +49,7 @@ func (s *Server) ClearFaults() {
 }
 
 // takeFault pops the fault for one request on route; s.mu must be held.
-func (s *Server) takeFault(route Route) Fault {
+func (s *Server) takeFault(route Route) *faultEntry {
 	q := s.faults[route]
 	if len(q) == 0 {
 		return nil
@@ -51,7 +61,7 @@ func (s *Server) takeFault(route Route) Fault {
 			s.faults[route] = q[1:]
 		}
 	}
-	return e.f
+	return e
 }
 
 // Status answers code with body and the given header name/value pairs.

@@ -335,12 +335,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.waitHold(r.Context(), escaped) {
 		return
 	}
-	if route != RouteMint || fault != nil {
+	if route != RouteMint || (fault != nil && fault.f != nil) {
 		kind = s.classifyAuth(authz) // serveMint verifies the JWT itself
 	}
 	sw.Header().Set("X-GitHub-Request-Id", "FAKE:"+hashHex(r.RequestURI)[:8])
-	if fault != nil {
-		fault(sw, r)
+	switch {
+	case fault != nil && fault.before != nil:
+		fault.before(r)
+	case fault != nil:
+		fault.f(sw, r)
 		return
 	}
 	switch route {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"go/ast"
+	"testing"
+)
+
+// Row MP-01 (lint): no context value carries authority or a test seam. The
+// principal and the source read with the bearer token reach a tool as
+// arguments, and test hooks reach serve as an argument; the only context
+// values of production code are the request id and the access-log
+// attributes (server/middleware.go). No exported field of a production type
+// is a function, so none can be a hook a test sets.
+func TestMP01NoContextValuesOrHookFields(t *testing.T) {
+	t.Parallel()
+	fset, files := productionFiles(t)
+	for path, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.CallExpr:
+				sel, ok := x.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if pkg, _ := sel.X.(*ast.Ident); pkg != nil && pkg.Name == "context" && sel.Sel.Name == "WithValue" &&
+					path != "server/middleware.go" {
+					t.Errorf("%s: context.WithValue outside the request id and log attributes", fset.Position(x.Pos()))
+				}
+			case *ast.TypeSpec:
+				st, ok := x.Type.(*ast.StructType)
+				if !ok || !x.Name.IsExported() {
+					return true
+				}
+				for _, fld := range st.Fields.List {
+					if _, isFunc := fld.Type.(*ast.FuncType); !isFunc {
+						continue
+					}
+					for _, name := range fld.Names {
+						if name.IsExported() && !allowedFuncField[x.Name.Name+"."+name.Name] {
+							t.Errorf("%s: exported function field %s.%s", fset.Position(fld.Pos()), x.Name.Name, name.Name)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+// allowedFuncField are the reviewed exported function fields, each with why
+// it is not a hook a request could reach: they are set by the caller that
+// constructs the value, as arguments are.
+var allowedFuncField = map[string]bool{
+	"Config.Now":           true, // github and server: the clock, passed in by main (nil: time.Now)
+	"Config.OnRequest":     true, // github: metrics, set by serve
+	"Config.OnMint":        true, // github: metrics, set by serve
+	"CodeRedemption.Check": true, // store: the token endpoint's check inside the redemption transaction
+}

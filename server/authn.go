@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"heyaira/oauth"
+	"heyaira/store"
+)
+
+// An /mcp request is authenticated in two steps. The Authorization header is
+// checked first, before the body is read: a missing or malformed bearer is a
+// 401 at once (bearerHash). Then, once the JSON-RPC message has been parsed
+// strictly, one store call checks the token from the database (authenticate).
+// When the message is a git_document_get call, that same statement also
+// reads the named source, so a document read costs two statements (this and
+// the audit row). The principal and the source reach the tool as arguments.
+
+// sourceRead is a document source read together with the bearer token.
+type sourceRead struct {
+	id    string
+	src   store.DocumentSource
+	found bool
+	err   error // the lookup failed although the token is valid
+}
+
+// lookup returns the source read for sourceID in project, ErrNotFound, or the
+// error of that read; ok is false when s does not answer for sourceID and the
+// tool must look the source up itself.
+func (s *sourceRead) lookup(projectID, sourceID string) (src store.DocumentSource, ok bool, err error) {
+	switch {
+	case s == nil || s.id != sourceID || (s.found && s.src.ProjectID != projectID):
+		return store.DocumentSource{}, false, nil
+	case s.err != nil:
+		return store.DocumentSource{}, true, s.err
+	case !s.found:
+		return store.DocumentSource{}, true, store.ErrNotFound
+	}
+	return s.src, true, nil
+}
+
+// authenticator checks a bearer token (by its hash) and, when sourceID is not
+// empty, reads that source in the same statement. It returns store.ErrNotFound
+// for an unknown, expired or revoked token.
+type authenticator func(ctx context.Context, tokenHash []byte, sourceID string) (store.Auth, *sourceRead, error)
+
+// storeAuthenticator is the production authenticator.
+func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
+	return func(ctx context.Context, tokenHash []byte, sourceID string) (store.Auth, *sourceRead, error) {
+		if sourceID == "" {
+			a, err := st.Authenticate(ctx, tokenHash, now())
+			return a, nil, err
+		}
+		a, src, found, err := st.AuthenticateSource(ctx, tokenHash, now(), sourceID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			// The statement also reads document_sources and repositories. A
+			// fault confined to those (a lock held on them: security.md DB-06)
+			// must stay what it would be with two lookups: the tool's
+			// store_unavailable, not a 503 of the bearer check. So the token
+			// alone is checked, briefly; the tool then reports err.
+			fctx, cancel := context.WithTimeout(ctx, fallbackAuthTimeout)
+			defer cancel()
+			a, authErr := st.Authenticate(fctx, tokenHash, now())
+			if authErr != nil {
+				return a, nil, authErr
+			}
+			return a, &sourceRead{id: sourceID, err: err}, nil
+		}
+		return a, &sourceRead{id: sourceID, src: src, found: found}, err
+	}
+}
+
+// fallbackAuthTimeout bounds the token check that follows a failed combined
+// statement, so a database that is down or stuck costs at most this much more
+// before the 503.
+const fallbackAuthTimeout = 500 * time.Millisecond
+
+// bearerHash returns the hash of r's bearer token, or answers 401 and returns
+// false when the Authorization header is missing or malformed. It does not
+// read the body.
+func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		writeUnauthorized(w, cfg, false, "authorization required")
+		return nil, false
+	}
+	tok, ok := parseBearer(h)
+	if !ok {
+		writeUnauthorized(w, cfg, true, "malformed bearer token")
+		return nil, false
+	}
+	return oauth.Hash(tok), true
+}
+
+// authorize re-authorizes the request from the database: the token must
+// exist, be unexpired and unrevoked, its grant unrevoked, its audience this
+// server's resource, and its principal still a member of the project. On
+// failure it has answered and returns false.
+//
+// If the database cannot answer, the request fails closed with 503 and
+// Retry-After, never 401: a 401 would send every client into a refresh storm.
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
+	a, src, err := authn(r.Context(), tokenHash, sourceID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")
+		return principal{}, nil, false
+	case err != nil:
+		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
+		w.Header().Set("Retry-After", "2")
+		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
+		return principal{}, nil, false
+	}
+	// Because a token issued for another resource must not work here
+	// (RFC 8707), the audience is compared exactly; legacy tokens predate
+	// audiences and are bound to their project instead.
+	if a.Kind == "oauth" && a.Resource != cfg.resource() {
+		writeUnauthorized(w, cfg, true, "the token was issued for another resource")
+		return principal{}, nil, false
+	}
+	p := principal{auth: a}
+	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
+	return p, src, true
+}

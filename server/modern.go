@@ -1,0 +1,149 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// MCP 2026-07-28 (the "modern" era) is stateless: no initialize, and every
+// request names its protocol version in params._meta and repeats it, with
+// the method (and for tools/call the tool), in headers. A request that
+// carries a modern _meta version is served under those rules; any other is
+// the legacy era (initialize, 2024-11-05 … 2025-11-25). Authorization, scopes
+// and tools are the same in both: only the envelope differs.
+
+// modernVersions are the modern-era revisions this server speaks.
+var modernVersions = []string{"2026-07-28"}
+
+// allVersions is every revision served, newest first.
+var allVersions = append(append([]string(nil), modernVersions...), supportedVersions...)
+
+const (
+	codeHeaderMismatch      = -32020
+	codeUnsupportedProtocol = -32022
+	metaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
+	// toolsListTTL is how long a client may keep tools/list (ttlMs). The
+	// list is fixed for a running server.
+	toolsListTTL = 5 * 60 * 1000
+)
+
+// modernError is a JSON-RPC error of the modern era with its HTTP status and
+// data.
+type modernError struct {
+	status int
+	Code   int    `json:"code"`
+	Msg    string `json:"message"`
+	Data   any    `json:"data,omitempty"`
+}
+
+// metaVersion is params._meta's protocol version, or "" when the request
+// carries none (a legacy-era request).
+func metaVersion(params json.RawMessage) (string, bool) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	raw, ok := p.Meta[metaProtocolVersion]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return "", true // present but not a string: unsupported
+	}
+	return v, true
+}
+
+// checkModern applies the modern era's header rules to a request whose
+// _meta names version. It returns nil when the request is to be served.
+func checkModern(r *http.Request, msg rpcMessage, version string) *modernError {
+	if !contains(modernVersions, version) {
+		return &modernError{status: http.StatusBadRequest, Code: codeUnsupportedProtocol,
+			Msg:  "unsupported protocol version",
+			Data: map[string]any{"supported": allVersions, "requested": version}}
+	}
+	mismatch := func(what string) *modernError {
+		return &modernError{status: http.StatusBadRequest, Code: codeHeaderMismatch, Msg: "header mismatch: " + what}
+	}
+	h := r.Header.Get("MCP-Protocol-Version")
+	// Deliberate deviation (claude-code#93290): claude.ai connectors send a
+	// 2026-07-28 _meta with a 2025-11-25 header. The body is what the client
+	// negotiated, so that one pair is served as 2026-07-28.
+	if h != version && !(version == "2026-07-28" && h == "2025-11-25") {
+		return mismatch("MCP-Protocol-Version must equal the _meta protocol version")
+	}
+	if headerValue(r.Header.Get("Mcp-Method")) != msg.Method {
+		return mismatch("Mcp-Method must equal the request's method")
+	}
+	if msg.Method == "tools/call" {
+		var p struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		if n := r.Header.Get("Mcp-Name"); n == "" || headerValue(n) != p.Name {
+			return mismatch("Mcp-Name must equal params.name")
+		}
+	}
+	return nil
+}
+
+// headerValue decodes the =?base64?…?= form clients use for values that are
+// not safe in a header.
+func headerValue(v string) string {
+	if s, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if s, ok = strings.CutSuffix(s, "?="); ok {
+			if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return v
+}
+
+// dispatchModern answers a modern-era request other than tools/call.
+func dispatchModern(tools *toolTable, cfg *Config, msg rpcMessage) (any, *modernError) {
+	switch msg.Method {
+	case "server/discover":
+		return map[string]any{
+			"resultType":        "complete",
+			"supportedVersions": allVersions,
+			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": false}},
+			"instructions":      instructions,
+			"ttlMs":             toolsListTTL,
+			"cacheScope":        "private",
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": serverInfo(cfg)},
+		}, nil
+	case "tools/list":
+		// private: what a caller may call depends on its token.
+		return map[string]any{"resultType": "complete", "tools": tools.list(), "ttlMs": toolsListTTL, "cacheScope": "private"}, nil
+	}
+	return nil, &modernError{status: http.StatusNotFound, Code: codeMethodNotFound, Msg: "method not found: " + quote(msg.Method)}
+}
+
+// withResultType adds resultType to a tools/call result, which is
+// otherwise byte for byte the legacy era's.
+func withResultType(result any) any {
+	switch r := result.(type) {
+	case encodedResult:
+		return encodedResult(append([]byte(`{"resultType":"complete",`), r[1:]...))
+	case *callToolResult:
+		b, err := json.Marshal(r)
+		if err != nil {
+			return r
+		}
+		return withResultType(encodedResult(b))
+	}
+	return result
+}
+
+func writeModernError(w http.ResponseWriter, id json.RawMessage, e *modernError) {
+	writeJSON(w, e.status, struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Error   *modernError    `json:"error"`
+	}{"2.0", id, e})
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// modernBody is a 2026-07-28 request: the version in params._meta.
+func modernBody(method, version string, params map[string]any) string {
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{metaProtocolVersion: version,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	return string(b)
+}
+
+// modernPost sends a modern request with the headers the era requires.
+func (e *testEnv) modernPost(tok, method, version, header string, params map[string]any, extra ...string) reply {
+	e.t.Helper()
+	h := []string{"Authorization", "Bearer " + tok, "MCP-Protocol-Version", header, "Mcp-Method", method}
+	if name, ok := params["name"].(string); ok {
+		h = append(h, "Mcp-Name", name)
+	}
+	return e.post(modernBody(method, version, params), append(h, extra...)...)
+}
+
+func rpcErrorOf(t *testing.T, r reply) (float64, map[string]any) {
+	t.Helper()
+	errObj, _ := r.body["error"].(map[string]any)
+	code, _ := errObj["code"].(float64)
+	data, _ := errObj["data"].(map[string]any)
+	return code, data
+}
+
+// TestModernEra serves 2026-07-28 on /mcp beside the legacy era: discover,
+// tools/list with ttlMs and a private cacheScope, tools/call whose result is
+// the legacy one plus resultType, and the header rules (-32020, -32022,
+// 404 + -32601).
+func TestModernEra(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "memory:read", "memory:write")
+	const v = "2026-07-28"
+
+	r := e.modernPost(tok, "server/discover", v, v, nil)
+	if r.status != 200 {
+		t.Fatalf("discover: %d %s", r.status, r.raw)
+	}
+	res, _ := r.body["result"].(map[string]any)
+	if res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil || res["instructions"] == "" {
+		t.Errorf("discover result %s", r.raw)
+	}
+	if diff := cmp.Diff([]any{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, res["supportedVersions"]); diff != "" {
+		t.Errorf("supportedVersions (-want +got):\n%s", diff)
+	}
+	if meta, _ := res["_meta"].(map[string]any); meta["io.modelcontextprotocol/serverInfo"] == nil {
+		t.Errorf("discover without serverInfo: %s", r.raw)
+	}
+
+	r = e.modernPost(tok, "tools/list", v, v, nil)
+	res, _ = r.body["result"].(map[string]any)
+	legacy := e.rpc(tok, "tools/list", nil)
+	if r.status != 200 || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil {
+		t.Errorf("tools/list: %d %s", r.status, r.raw)
+	}
+	if diff := cmp.Diff(legacy.body["result"].(map[string]any)["tools"], res["tools"]); diff != "" {
+		t.Errorf("tools differ between the eras (-legacy +modern):\n%s", diff)
+	}
+
+	// The same call in both eras: the result differs only by resultType.
+	e.call(tok, "memory_put", map[string]any{"key": "k", "content": "välue"})
+	call := map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}}
+	r = e.modernPost(tok, "tools/call", v, v, call)
+	leg := e.rpc(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
+	var modernRes, legacyRes struct {
+		Result json.RawMessage `json:"result"`
+	}
+	json.Unmarshal(r.raw, &modernRes)
+	json.Unmarshal(leg.raw, &legacyRes)
+	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.status != 200 || string(modernRes.Result) != want {
+		t.Errorf("modern tools/call result\n%s\nwant\n%s", modernRes.Result, want)
+	}
+	// Scopes are the same: a 403 with the same challenge.
+	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": tn.project}})
+	if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read memory:read memory:write"`) {
+		t.Errorf("modern call without the scope: %d %q", r.status, r.header.Get("WWW-Authenticate"))
+	}
+	// A header value in the base64 form is decoded before it is compared.
+	r = e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v,
+		"Mcp-Method", "tools/call", "Mcp-Name", "=?base64?"+base64.StdEncoding.EncodeToString([]byte("memory_get"))+"?=")
+	if r.status != 200 {
+		t.Errorf("base64 Mcp-Name: %d %s", r.status, r.raw)
+	}
+
+	refusals := []struct {
+		name   string
+		r      reply
+		status int
+		code   float64
+	}{
+		{"header names another version", e.modernPost(tok, "tools/list", v, "2025-06-18", nil), 400, codeHeaderMismatch},
+		{"no version header", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, codeHeaderMismatch},
+		{"no Mcp-Method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, codeHeaderMismatch},
+		{"Mcp-Method of another method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, codeHeaderMismatch},
+		{"no Mcp-Name", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, codeHeaderMismatch},
+		{"Mcp-Name of another tool", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, codeHeaderMismatch},
+		{"unknown method", e.modernPost(tok, "resources/subscribe", v, v, nil), 404, codeMethodNotFound},
+		{"ping is gone", e.modernPost(tok, "ping", v, v, nil), 404, codeMethodNotFound},
+		{"initialize with modern _meta", e.modernPost(tok, "initialize", v, v, nil), 404, codeMethodNotFound},
+	}
+	for _, tt := range refusals {
+		if code, _ := rpcErrorOf(t, tt.r); tt.r.status != tt.status || code != tt.code {
+			t.Errorf("%s: HTTP %d code %v, want %d %v: %s", tt.name, tt.r.status, code, tt.status, tt.code, tt.r.raw)
+		}
+	}
+	r = e.modernPost(tok, "tools/list", "2027-01-01", "2027-01-01", nil)
+	code, data := rpcErrorOf(t, r)
+	if r.status != 400 || code != codeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
+		t.Errorf("unsupported version: %d %s", r.status, r.raw)
+	}
+}
+
+// TestClaudeCode92835NewerHeaderAfterInitialize pins a deliberate deviation
+// (anthropics/claude-code#92835): a client that sent initialize, accepted
+// 2025-11-25, then sends MCP-Protocol-Version: 2026-07-28 on later legacy
+// requests is served as 2025-11-25. A header naming no revision at all is
+// still refused.
+func TestClaudeCode92835NewerHeaderAfterInitialize(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "memory:read")
+	init := e.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		"Authorization", "Bearer "+tok)
+	if res, _ := init.body["result"].(map[string]any); init.status != 200 || res["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("initialize: %d %s", init.status, init.raw)
+	}
+	r := e.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_list","arguments":{}}}`,
+		"Authorization", "Bearer "+tok, "MCP-Protocol-Version", "2026-07-28")
+	if res, _ := r.body["result"].(map[string]any); r.status != 200 || res["isError"] == true || res["resultType"] != nil {
+		t.Errorf("legacy call with a 2026-07-28 header: %d %s", r.status, r.raw)
+	}
+	r = e.post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Authorization", "Bearer "+tok, "MCP-Protocol-Version", "2099-01-01")
+	if r.status != http.StatusBadRequest {
+		t.Errorf("legacy call with an unknown version header: %d %s", r.status, r.raw)
+	}
+}
+
+// TestClaudeCode93290ModernMetaWithLegacyHeader pins a deliberate deviation
+// (anthropics/claude-code#93290): claude.ai connectors send a 2026-07-28
+// _meta with MCP-Protocol-Version: 2025-11-25. That one pair is served as
+// 2026-07-28; any other disagreement is -32020.
+func TestClaudeCode93290ModernMetaWithLegacyHeader(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "memory:read")
+	r := e.modernPost(tok, "tools/call", "2026-07-28", "2025-11-25", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
+	if res, _ := r.body["result"].(map[string]any); r.status != 200 || res["resultType"] != "complete" {
+		t.Errorf("the connector's pair: %d %s", r.status, r.raw)
+	}
+	r = e.modernPost(tok, "tools/list", "2026-07-28", "2025-03-26", nil)
+	if code, _ := rpcErrorOf(t, r); r.status != 400 || code != codeHeaderMismatch {
+		t.Errorf("another pair: %d %s", r.status, r.raw)
+	}
+}

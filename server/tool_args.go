@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"heyaira/server/catalog"
+)
+
+// A tool's arguments are declared once, as the fields of one struct:
+//
+//	type memoryGetArgs struct {
+//		Key *string `json:"key" arg:"memoryKey,required"`
+//	}
+//
+// The json tag is the argument's name, the arg tag names its JSON Schema in
+// argSchemas and whether the schema lists it as required. typed derives from
+// that struct the accepted names, the inputSchema and the one decoding of
+// the arguments (strict: exact names, no duplicates, no unknown member).
+// Handlers still check required arguments themselves, with their own message.
+
+// toolArgs is what typed derives for one tool.
+type toolArgs struct {
+	args     []toolArg // in field order
+	required []string
+	// decode decodes the arguments into a new value of the struct (a pointer).
+	decode func(raw json.RawMessage) (any, error)
+	// run calls the handler with that value.
+	run func(ctx context.Context, p principal, src *sourceRead, a any) (any, error)
+}
+
+type toolArg struct {
+	name   string
+	schema map[string]any
+}
+
+// sourceArgs is implemented by the arguments of a tool that reads a document
+// source: authentication reads that source in the same statement.
+type sourceArgs interface{ sourceID() string }
+
+// typed makes the toolArgs of a handler whose arguments are A.
+func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
+	return typedSource(func(ctx context.Context, p principal, _ *sourceRead, a *A) (any, error) {
+		return handle(ctx, p, a)
+	})
+}
+
+// typedSource is typed for a handler that also receives the source read with
+// the bearer token (see sourceArgs).
+func typedSource[A any](handle func(ctx context.Context, p principal, src *sourceRead, a *A) (any, error)) toolArgs {
+	ta := argsOf(reflect.TypeFor[A]())
+	names := make([]string, len(ta.args))
+	for i, a := range ta.args {
+		names[i] = a.name
+	}
+	ta.decode = func(raw json.RawMessage) (any, error) {
+		a := new(A)
+		if err := decodeObject(raw, names, a); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	ta.run = func(ctx context.Context, p principal, src *sourceRead, a any) (any, error) {
+		return handle(ctx, p, src, a.(*A))
+	}
+	return ta
+}
+
+// argsOf reads the fields of struct type t. A field without both tags, or
+// naming a schema that does not exist, is a programming error: it panics
+// when the tool table is built, which every test does.
+func argsOf(t reflect.Type) toolArgs {
+	var ta toolArgs
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		schemaName, opt, _ := strings.Cut(f.Tag.Get("arg"), ",")
+		schema, ok := argSchemas[schemaName]
+		if name == "" || !ok || (opt != "" && opt != "required") {
+			panic(fmt.Sprintf("tool argument %s.%s: needs a json name and an arg tag naming a schema", t.Name(), f.Name))
+		}
+		ta.args = append(ta.args, toolArg{name: name, schema: schema})
+		if opt == "required" {
+			ta.required = append(ta.required, name)
+		}
+	}
+	return ta
+}
+
+// argSchemas are the JSON Schemas arguments name in their arg tag.
+var argSchemas = map[string]map[string]any{
+	"uuid":      {"type": "string", "format": "uuid"},
+	"cursor":    {"type": "string", "description": "next_cursor from the previous page"},
+	"limit":     {"type": "integer", "minimum": 1, "maximum": maxPageSize},
+	"text":      {"type": "string"},
+	"memoryKey": {"type": "string", "pattern": `^[A-Za-z0-9._/-]{1,200}$`},
+	"title":     {"type": "string", "minLength": 1, "maxLength": maxTaskTitle},
+	"status":    {"type": "string", "enum": taskStatuses},
+	"profile":   {"type": "string", "enum": profileNames()},
+	"mode":      {"type": "string", "enum": catalog.Modes()},
+	"view":      {"type": "string", "enum": []string{"full", "compact"}},
+	"note":      {"type": "string", "minLength": 1, "maxLength": maxCorrectionNote},
+	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
+	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},
+}
+
+func profileNames() []string {
+	var names []string
+	for _, p := range catalog.Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allTools is every tool of the server, with no dependencies behind them.
+func allTools() []*tool {
+	var out []*tool
+	for _, g := range [][]*tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
+		newWorkflowTools(nil, nil, nil, nil).tools()} {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// TestToolArgumentsOneDeclaration holds every tool's published inputSchema
+// equal to what its arguments' decoding accepts: each property the schema
+// names is accepted (all at once), and nothing else is, not even the same
+// name in another case. Required names are properties.
+func TestToolArgumentsOneDeclaration(t *testing.T) {
+	t.Parallel()
+	tools := allTools()
+	if len(tools) != 14 {
+		t.Fatalf("%d tools, want 14", len(tools))
+	}
+	for _, tl := range tools {
+		s := tl.inputSchema()
+		props := s["properties"].(map[string]any)
+		if s["additionalProperties"] != false {
+			t.Errorf("%s: additionalProperties = %v", tl.name, s["additionalProperties"])
+		}
+		all := map[string]any{}
+		for name := range props {
+			all[name] = nil
+		}
+		raw, _ := json.Marshal(all)
+		if _, err := tl.decode(raw); err != nil {
+			t.Errorf("%s: every schema property at once refused: %v", tl.name, err)
+		}
+		for name := range props {
+			for _, other := range []string{name + "_", strings.ToUpper(name)} {
+				if _, err := tl.decode(json.RawMessage(`{"` + other + `":null}`)); err == nil {
+					t.Errorf("%s: %q accepted, but the schema does not name it", tl.name, other)
+				}
+			}
+		}
+		if _, err := tl.decode(json.RawMessage(`{"not_an_argument":1}`)); err == nil {
+			t.Errorf("%s: an unknown argument accepted", tl.name)
+		}
+		req, _ := s["required"].([]string)
+		for _, r := range req {
+			if _, ok := props[r]; !ok {
+				t.Errorf("%s: required %q is not a property", tl.name, r)
+			}
+		}
+		if slices.Contains([]string{"git_document_get"}, tl.name) != (len(req) == 1 && req[0] == "source_id") {
+			t.Errorf("%s: required = %v", tl.name, req)
+		}
+	}
+}
+
+// TestArgsOfRefusesUndeclaredFields: a field without an arg tag naming a
+// schema is a programming error caught when the table is built.
+func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
+	t.Parallel()
+	type noTag struct {
+		Key *string `json:"key"`
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a field without an arg tag was accepted")
+		}
+	}()
+	typed(func(_ context.Context, _ principal, _ *noTag) (any, error) { return nil, nil })
+}
