@@ -19,13 +19,15 @@ var Supported = []string{
 
 // Descriptions are the consent page's plain-language line for each scope.
 var Descriptions = map[string]string{
-	"memory:read":     "Read the project's memory",
-	"memory:write":    "Create, change and delete the project's memory",
-	"tasks:read":      "Read the project's tasks",
-	"tasks:write":     "Create and update the project's tasks",
-	DocumentsRead:     "Read the documents an administrator allowlisted in the project's GitHub repositories",
-	"workflows:read":  "Read the agent profile catalog and the project's workflows",
-	"workflows:write": "Dispatch and correct workflows (assemble agent instructions for a task)",
+	"memory:read":  "Read the project's memory",
+	"memory:write": "Create, change and delete the project's memory",
+	"tasks:read":   "Read the project's tasks",
+	"tasks:write":  "Create and update the project's tasks",
+	DocumentsRead:  "Read the documents an administrator allowlisted in the project's GitHub repositories",
+	"workflows:read": "Read the agent profile catalog and the project's workflows: their layers, hashes and sizes. " +
+		"Not the instruction text from GitHub: that also needs reading documents",
+	"workflows:write": "Dispatch and correct workflows (assemble agent instructions for a task). " +
+		"Instructions from GitHub documents also need reading documents; without it only built-in profiles can be dispatched",
 }
 
 // MaxScopeLen bounds a scope parameter.

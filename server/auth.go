@@ -24,7 +24,23 @@ func (p principal) subject() string {
 	return "principal:" + p.auth.PrincipalID
 }
 
-func (p principal) hasScope(s string) bool { return contains(p.auth.Scopes, s) }
+func (p principal) hasScope(s string) bool { return slices.Contains(p.auth.Scopes, s) }
+
+// missing is the refusal of a call that needs scopes the token lacks.
+func (p principal) missing(needed ...string) *scopeError {
+	return &scopeError{needed: needed, granted: p.auth.Scopes, legacy: p.auth.Kind == "legacy"}
+}
+
+// needDocuments refuses a result carrying text read from GitHub to a caller
+// without documents:read, whatever the tool's own scope: that scope is the
+// one explicit grant that lets an agent read GitHub text. own is the tool's
+// scope, named first in the challenge.
+func (p principal) needDocuments(own string, fromGitHub bool) error {
+	if !fromGitHub || p.hasScope(oauth.DocumentsRead) {
+		return nil
+	}
+	return p.missing(own, oauth.DocumentsRead)
+}
 
 // maxBearerLen bounds the token we hash and look up.
 const maxBearerLen = 512
@@ -66,20 +82,32 @@ func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg str
 
 // scopeError makes the MCP handler answer 403 insufficient_scope.
 type scopeError struct {
-	scope   string   // the scope the tool needs
+	needed  []string // the scopes the call needs, the tool's own first
 	granted []string // the scopes the token holds
+	legacy  bool     // the token is a legacy token, which no step-up can widen
 }
 
-func (e *scopeError) Error() string { return "insufficient scope: " + e.scope + " required" }
+func (e *scopeError) Error() string { return e.message() }
 
-// challenge is the scope a client should ask for on step-up: the one needed
-// plus every one already granted, in oauth.Supported order. A client that
-// replaces its scopes with the challenge's (rather than adding to them) then
-// keeps what it had.
+// message is the public reason. A legacy token holds memory and task scopes
+// only and is never issued more, so telling its client to step up would send
+// it into an OAuth flow that cannot help: the message says what to do instead.
+func (e *scopeError) message() string {
+	if e.legacy {
+		return "insufficient scope: legacy tokens can never read documents or use workflows; " +
+			"connect this client with OAuth (the server URL alone is enough) and approve " + strings.Join(e.needed, " ")
+	}
+	return "insufficient scope: " + strings.Join(e.needed, " ") + " is required"
+}
+
+// challenge is the scope a client should ask for on step-up: the ones needed
+// plus every one already granted, in oauth.Supported order after the needed.
+// A client that replaces its scopes with the challenge's (rather than adding
+// to them) then keeps what it had.
 func (e *scopeError) challenge() string {
-	out := []string{e.scope}
+	out := slices.Clone(e.needed)
 	for _, s := range oauth.Supported {
-		if s != e.scope && slices.Contains(e.granted, s) {
+		if !slices.Contains(out, s) && slices.Contains(e.granted, s) {
 			out = append(out, s)
 		}
 	}
@@ -87,9 +115,10 @@ func (e *scopeError) challenge() string {
 }
 
 func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) {
+	// The message has no quote or backslash, so it is a valid quoted-string.
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
-		`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
-	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "insufficient scope: " + se.scope + " is required"})
+		`", error_description="`+se.message()+`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
+	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, se.message()})
 }
 
 // checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a

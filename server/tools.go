@@ -141,7 +141,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 	// no store write and no provider call.
 	if !who.hasScope(t.scope) {
 		code = "insufficient_scope"
-		return nil, &scopeError{scope: t.scope, granted: who.auth.Scopes}
+		return nil, who.missing(t.scope)
 	}
 	var result any
 	var err error
@@ -156,6 +156,13 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 			break
 		}
 		result, err = t.run(ctx, who, src, c.args)
+		// A tool whose result would carry text read from GitHub refuses a
+		// caller without documents:read (needDocuments) before it reads any.
+		var se *scopeError
+		if errors.As(err, &se) {
+			code = "insufficient_scope"
+			return nil, se
+		}
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}

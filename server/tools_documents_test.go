@@ -217,7 +217,13 @@ func TestDocumentToolsNeedDocumentsScope(t *testing.T) {
 	meta := e.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp"
 	// The challenge names the scope needed and those already granted (MP-04).
 	challenge := func(scope string) string {
-		return `Bearer error="insufficient_scope", scope="` + scope + `", resource_metadata="` + meta + `"`
+		desc := "insufficient scope: documents:read is required"
+		if strings.Contains(scope, "tasks:write") && !strings.Contains(scope, "workflows") {
+			desc = "insufficient scope: legacy tokens can never read documents or use workflows; " +
+				"connect this client with OAuth (the server URL alone is enough) and approve documents:read"
+		}
+		return `Bearer error="insufficient_scope", scope="` + scope + `", error_description="` + desc +
+			`", resource_metadata="` + meta + `"`
 	}
 	auditBefore := e.countRows("audit_events")
 	for name, tt := range map[string]struct{ tok, want string }{

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,15 +48,18 @@ func (w *workflowTools) tools() []*tool {
 		{name: "workflow_dispatch", title: "Dispatch a workflow", scope: "workflows:write",
 			description: "Assemble a profile for a task in mode worker or verifier (layers core, mode, role " +
 				"responsibilities, methodology, role instructions, soul, skills), resolving tracking branches now, " +
-				"and freeze it. Returns the full workflow with its instructions.",
+				"and freeze it. Returns the full workflow with its instructions. Needs documents:read as well when " +
+				"the profile reads any GitHub source.",
 			toolArgs: typed(w.dispatch)},
 		{name: "workflow_get", title: "Get a workflow", scope: "workflows:read", readOnly: true,
 			description: "Return a frozen workflow. view full (default) includes the assembled instructions; " +
-				"compact has the same layer metadata without any instruction text.",
+				"compact has the same layer metadata without any instruction text. The full view of a workflow " +
+				"holding GitHub text needs documents:read as well.",
 			toolArgs: typed(w.get)},
 		{name: "workflow_correct", title: "Correct a workflow", scope: "workflows:write",
 			description: "Dispatch a correction of a workflow: a child workflow with the same frozen commits and " +
-				"texts (no branch is resolved again) and a note (≤ 16 KiB). Returns the full child workflow.",
+				"texts (no branch is resolved again) and a note (≤ 16 KiB). Returns the full child workflow, so it " +
+				"needs documents:read as well when the parent holds GitHub text.",
 			toolArgs: typed(w.correct)},
 	}
 }
@@ -114,6 +118,12 @@ func newView(wf store.Workflow, c contract, full bool) workflowView {
 	return v
 }
 
+// fromGitHub reports whether any layer's text was read from GitHub (it has
+// the commit it was read at); built-in layers have none.
+func fromGitHub(layers []catalog.Layer) bool {
+	return slices.ContainsFunc(layers, func(l catalog.Layer) bool { return l.CommitSHA != nil })
+}
+
 var (
 	errWorkflowNotFound = newCoded("not_found", "no such workflow in this project")
 	errConfigChanged    = newCoded("dispatch_config_changed",
@@ -146,6 +156,10 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDi
 	}
 	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
 	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
+	var se *scopeError
+	if errors.As(err, &se) {
+		return nil, err // refused before anything was read, as a scope check is
+	}
 	if err != nil {
 		w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
 		return nil, err
@@ -159,6 +173,11 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDi
 func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode string, audit map[string]any) (contract, error) {
 	cfg, err := w.st.DispatchConfig(ctx, p.auth.ProjectID, profile, mode)
 	if err != nil {
+		return contract{}, err
+	}
+	// Every configured source is GitHub text in the result; a profile of
+	// built-in text alone needs only workflows:write.
+	if err := p.needDocuments("workflows:write", cfg.Core != nil || cfg.Mode != nil || len(cfg.Instructions) > 0); err != nil {
 		return contract{}, err
 	}
 	in := catalog.Input{Profile: profile, Mode: mode}
@@ -362,6 +381,11 @@ func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs
 	if err != nil {
 		return nil, err
 	}
+	// The compact view has no text, only metadata; the full view carries
+	// the frozen GitHub texts.
+	if err := p.needDocuments("workflows:read", view == "full" && fromGitHub(c.Layers)); err != nil {
+		return nil, err
+	}
 	return newView(wf, c, view == "full"), nil
 }
 
@@ -385,6 +409,10 @@ func (w *workflowTools) correct(ctx context.Context, p principal, a *workflowCor
 	}
 	parent, c, err := w.load(ctx, p, *a.WorkflowID)
 	if err != nil {
+		return nil, err
+	}
+	// The child is returned in full, with the parent's frozen GitHub texts.
+	if err := p.needDocuments("workflows:write", fromGitHub(c.Layers)); err != nil {
 		return nil, err
 	}
 	c.CorrectionNote = *a.Note
