@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -20,6 +21,7 @@ type config struct {
 	githubKeyFile  string
 	allowedOrigins []string
 	metricsAddr    string
+	metricsPublic  bool     // /metrics on the main listener too, without authentication
 	cimdHosts      []string // exact hostnames; none: CIMD off
 }
 
@@ -32,6 +34,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		githubAppID:   strings.TrimSpace(getenv("HEYAIRA_GITHUB_APP_ID")),
 		githubKeyFile: getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"),
 		metricsAddr:   getenv("HEYAIRA_METRICS_ADDR"),
+	}
+	switch v := getenv("HEYAIRA_METRICS_PUBLIC"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.metricsPublic = true
+	default:
+		return c, fmt.Errorf("HEYAIRA_METRICS_PUBLIC must be 1 or 0, not %q", v)
 	}
 	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -54,7 +63,31 @@ func loadConfig(getenv func(string) string) (config, error) {
 		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
 	}
+	// The issuer, the MCP resource and every endpoint are this URL plus a
+	// fixed path, and the metadata is at the host's root: a base path would
+	// put the well-known documents where no client looks.
+	if u.Path != "" {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must not have a path (%q): serve HeyAira at the root of its own host name", u.Path)
+	}
+	// OAuth 2.1 allows plain http only for loopback redirect and server
+	// addresses; bearer tokens and codes must not cross a network in clear.
+	if u.Scheme == "http" && !isLoopbackName(u.Hostname()) {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL uses http on %s, which is not a loopback address: OAuth needs TLS; "+
+			"put a TLS-terminating proxy in front and use its https URL", u.Hostname())
+	}
+	if c.metricsPublic && c.metricsAddr != "" {
+		return c, errors.New("set HEYAIRA_METRICS_ADDR or HEYAIRA_METRICS_PUBLIC, not both")
+	}
 	return c, nil
+}
+
+// isLoopbackName reports whether a URL host is localhost or a loopback IP.
+func isLoopbackName(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func orDefault(v, def string) string {

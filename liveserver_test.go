@@ -45,6 +45,7 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 	env := baseEnv(t, dbURL)
 	env["HEYAIRA_GITHUB_APP_ID"] = githubtest.AppID
 	env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600)
+	env["HEYAIRA_METRICS_PUBLIC"] = "1" // the load and fault tests read /metrics
 	s := &liveServer{t: t, env: env, gh: gh, dbURL: dbURL, logs: &syncBuffer{}}
 	adminRun(t, env, "migrate")
 	account := str(t, adminRun(t, env, "create-account", "--name", "Load"), "id")

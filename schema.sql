@@ -313,4 +313,10 @@ ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS fresh_until timestamptz NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS oauth_clients_metadata_url_idx
 	ON oauth_clients (metadata_url) WHERE metadata_url IS NOT NULL;
 
+-- Whether an authorization request carried redirect_uri: then the token
+-- request must carry it too (RFC 6749 §4.1.3). Rows from before default to
+-- true, the stricter reading.
+ALTER TABLE oauth_requests ADD COLUMN IF NOT EXISTS redirect_uri_sent boolean NOT NULL DEFAULT true;
+ALTER TABLE oauth_codes ADD COLUMN IF NOT EXISTS redirect_uri_sent boolean NOT NULL DEFAULT true;
+
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;

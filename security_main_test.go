@@ -67,7 +67,7 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 	gh := githubtest.New(t)
 	s := newLiveServer(t, storetest.NewURL(t), gh, serveHooks{}, 100)
 	documented := []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_LISTEN_ADDR", "HEYAIRA_PUBLIC_URL", "HEYAIRA_CURSOR_KEY_FILE",
-		"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS", "HEYAIRA_METRICS_ADDR",
+		"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS", "HEYAIRA_METRICS_ADDR", "HEYAIRA_METRICS_PUBLIC",
 		"HEYAIRA_CIMD_HOSTS"}
 	var mu sync.Mutex
 	read := map[string]bool{}

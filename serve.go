@@ -80,12 +80,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
 
 	scfg := server.Config{
-		PublicURL:        cfg.publicURL,
-		AllowedOrigins:   cfg.allowedOrigins,
-		Version:          version,
-		Metrics:          metrics,
-		MetricsElsewhere: cfg.metricsAddr != "",
-		CIMD:             cimd,
+		PublicURL:      cfg.publicURL,
+		AllowedOrigins: cfg.allowedOrigins,
+		Version:        version,
+		Metrics:        metrics,
+		MetricsOnMain:  cfg.metricsPublic,
+		CIMD:           cimd,
 	}
 	if hooks.tune != nil {
 		hooks.tune(&scfg)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"heyaira/oauth"
@@ -78,6 +79,18 @@ func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
 // before the 503.
 const fallbackAuthTimeout = 500 * time.Millisecond
 
+// Refused bearer tokens at /mcp, per address: the same budget as refused
+// token requests at /oauth/token. A client with a valid token never spends
+// it; one whose token expired spends one before it refreshes.
+const (
+	bearerFailureRate  = 1.0
+	bearerFailureBurst = 60
+)
+
+func newBearerFailureLimiter() *rateLimiter {
+	return newRateLimiter(bearerFailureRate, bearerFailureBurst)
+}
+
 // bearerHash returns the hash of r's bearer token, or answers 401 and returns
 // false when the Authorization header is missing or malformed. It does not
 // read the body.
@@ -102,10 +115,22 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 //
 // If the database cannot answer, the request fails closed with 503 and
 // Retry-After, never 401: a 401 would send every client into a refresh storm.
-func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
+//
+// Every refused token charges the caller's address in failures; an address
+// that spent its bucket gets 429 before any lookup, so guessing tokens costs
+// the database at most bearerFailureRate lookups a second per address.
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, failures *rateLimiter, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
+	ip := remoteIP(r)
+	if wait, ok := failures.peek(ip, cfg.Now()); !ok {
+		addLog(r.Context(), slog.String("code", "rate_limited"))
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		writeRPCError(w, http.StatusTooManyRequests, nil, &rpcError{codeInvalidRequest, "rate_limited: too many refused tokens from this address; retry later"})
+		return principal{}, nil, false
+	}
 	a, src, err := authn(r.Context(), tokenHash, sourceID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		failures.allow(ip, cfg.Now())
 		writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")
 		return principal{}, nil, false
 	case err != nil:
@@ -118,6 +143,7 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 	// (RFC 8707), the audience is compared exactly; legacy tokens predate
 	// audiences and are bound to their project instead.
 	if a.Kind == "oauth" && a.Resource != cfg.resource() {
+		failures.allow(ip, cfg.Now())
 		writeUnauthorized(w, cfg, true, "the token was issued for another resource")
 		return principal{}, nil, false
 	}

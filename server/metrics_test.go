@@ -9,7 +9,7 @@ import (
 
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
+	e := newTestEnv(t, func(c *Config) { c.MetricsOnMain = true })
 	tn := e.newTenant("o", "r")
 	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
 	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)

@@ -108,7 +108,8 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		}
 		handle := oauth.NewSecret(oauth.PrefixRequest)
 		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
-			ClientID: client.ID, RedirectURI: redirectURI, CodeChallenge: challenge, Scopes: scopes,
+			ClientID: client.ID, RedirectURI: redirectURI, RedirectURISent: q.Get("redirect_uri") != "",
+			CodeChallenge: challenge, Scopes: scopes,
 			Resource: resource, State: state, ExpiresAt: cfg.Now().Add(requestTTL),
 			PrincipalID: sess.PrincipalID, Now: cfg.Now(),
 		})

@@ -99,7 +99,7 @@ func throttleFailures(cfg *Config, failures *rateLimiter, next http.Handler) htt
 		if wait, ok := failures.peek(ip, cfg.Now()); !ok {
 			addLog(r.Context(), slog.String("code", "rate_limited"))
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many refused token requests; retry later")
+			writeOAuthError(w, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
 			return
 		}
 		sw := &statusWriter{ResponseWriter: w}
@@ -176,7 +176,12 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 		CodeHash: oauth.Hash(code), ClientID: c.ID, Now: cfg.Now(), Tokens: tokens,
 		Check: func(g store.CodeGrant) error {
 			// redirect_uri is compared exactly with the one the code was
-			// issued for; a client that sent none at /authorize may omit it.
+			// issued for. It is required when the authorization request
+			// carried one (RFC 6749 §4.1.3); a client that sent none there,
+			// relying on its one registered URI, may omit it here too.
+			if g.RedirectURISent && redirectURI == "" {
+				return oauth.NewError(oauth.ErrCodeInvalidGrant, "redirect_uri is required: the authorization request had one")
+			}
 			if redirectURI != "" && redirectURI != g.RedirectURI {
 				return oauth.NewError(oauth.ErrCodeInvalidGrant, "redirect_uri does not match the authorization request")
 			}

@@ -24,7 +24,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 
 	origin := checkOrigin(cfg)
 
-	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now))))
+	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now), newBearerFailureLimiter())))
 	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
 	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
 
@@ -52,7 +52,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	if st != nil {
 		cfg.Metrics.watchRuntime(st.SQL(), flights)
 	}
-	if !cfg.MetricsElsewhere {
+	if cfg.MetricsOnMain {
 		mux.Handle("GET /metrics", handleMetrics(cfg.Metrics))
 	}
 	mux.Handle("GET /healthz", handleHealthz())

@@ -68,7 +68,7 @@ func TestAZ01RouteInventory(t *testing.T) {
 		"OPTIONS /oauth/revoke":                             {200, 204},
 		"GET /signin":                                       {200, 400},
 		"POST /signin":                                      {400, 403},
-		"GET /metrics":                                      {200},
+		"GET /metrics":                                      {404}, // only with MetricsOnMain
 		"GET /healthz":                                      {200},
 		"GET /readyz":                                       {200},
 		"/":                                                 {404},
@@ -125,15 +125,16 @@ func TestAZ01RouteInventory(t *testing.T) {
 			t.Errorf("GET %s = %d, want 404", path, resp.StatusCode)
 		}
 	}
-	// With a separate metrics listener, the main one has no /metrics.
-	e2 := newTestEnv(t, func(c *Config) { c.MetricsElsewhere = true })
+	// By default the main listener has no /metrics (BT-04): metrics name
+	// projects' traffic, so they are not for anonymous callers.
+	e2 := newTestEnv(t)
 	resp, err := http.Get(e2.srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
-		t.Errorf("GET /metrics with MetricsElsewhere = %d, want 404", resp.StatusCode)
+		t.Errorf("GET /metrics by default = %d, want 404", resp.StatusCode)
 	}
 }
 

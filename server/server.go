@@ -51,9 +51,11 @@ type Config struct {
 	// Metrics receives counters and histograms; nil means a private registry.
 	// main shares it with the GitHub client's hooks.
 	Metrics *Metrics
-	// MetricsElsewhere leaves /metrics off the main listener, because main
-	// serves MetricsHandler on a separate address.
-	MetricsElsewhere bool
+	// MetricsOnMain serves /metrics on the main listener, to anyone who can
+	// reach it. Off by default: metrics name projects' traffic, so an
+	// operator serves them on a separate address (main's MetricsHandler) or
+	// says that the main listener is private.
+	MetricsOnMain bool
 	// CIMD accepts client ID metadata document URLs as client ids (see
 	// NewCIMD); nil, the default, means off.
 	CIMD *CIMD

@@ -61,6 +61,7 @@ const listActiveTokensSQL = `
 	SELECT t.id, t.grant_id, t.kind, t.family_id, t.expires_at
 	FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 	WHERE g.project_id = $1 AND t.revoked_at IS NULL AND t.expires_at > now()
+	  AND NOT (t.kind = 'refresh' AND t.used_at IS NOT NULL) -- exchanged: a reuse revokes its family
 	ORDER BY t.created_at, t.id`
 
 // ListGrants returns every OAuth grant of a project, revoked ones included,

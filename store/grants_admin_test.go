@@ -101,3 +101,27 @@ func TestGrantsAdmin(t *testing.T) {
 		t.Errorf("%d audit rows, want 6 (3 creations, 3 revocations)", n)
 	}
 }
+
+// TestBT03ListGrantsSkipsExchangedRefreshTokens: a refresh token that was
+// already exchanged can never be exchanged again (a reuse revokes its
+// family), so list-grants must not count it as active.
+func TestBT03ListGrantsSkipsExchangedRefreshTokens(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	ctx := t.Context()
+	_, tok := grantRows(t, tr)
+	if _, err := tr.db.SQL().ExecContext(ctx, `UPDATE oauth_tokens SET used_at = now() WHERE id = $1`, tok[1]); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := tr.db.ListGrants(ctx, tr.project.ID)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("ListGrants = %+v, %v", gs, err)
+	}
+	var ids []string
+	for _, a := range gs[0].ActiveTokens {
+		ids = append(ids, a.ID)
+	}
+	if diff := cmp.Diff([]string{tok[0], tok[2], tok[3]}, ids); diff != "" {
+		t.Errorf("active tokens (-want +got):\n%s", diff)
+	}
+}

@@ -15,13 +15,16 @@ import (
 
 // AuthRequest is a validated authorization request waiting for consent.
 type AuthRequest struct {
-	ClientID      string
-	RedirectURI   string
-	CodeChallenge string
-	Scopes        []string
-	Resource      string
-	State         string // "" when the client sent none
-	ExpiresAt     time.Time
+	ClientID    string
+	RedirectURI string
+	// RedirectURISent says the client sent redirect_uri (rather than
+	// relying on its one registered URI); then /oauth/token requires it too.
+	RedirectURISent bool
+	CodeChallenge   string
+	Scopes          []string
+	Resource        string
+	State           string // "" when the client sent none
+	ExpiresAt       time.Time
 	// PrincipalID is the signed-in principal the request was made for; Now
 	// is the caller's clock. A principal has at most MaxPendingRequests
 	// requests that are neither answered nor expired at Now.
@@ -35,8 +38,9 @@ type AuthRequest struct {
 const MaxPendingRequests = 20
 
 const insertAuthRequestSQL = `
-	INSERT INTO oauth_requests (handle_hash, client_id, redirect_uri, code_challenge, scopes, resource, state, expires_at, principal_id)
-	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, '')::uuid)`
+	INSERT INTO oauth_requests (handle_hash, client_id, redirect_uri, code_challenge, scopes, resource, state, expires_at, principal_id,
+		redirect_uri_sent)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, '')::uuid, $10)`
 
 const pendingRequestsSQL = `
 	SELECT count(*) FROM oauth_requests WHERE principal_id = $1 AND used_at IS NULL AND expires_at > $2`
@@ -56,7 +60,7 @@ func (db *DB) CreateAuthRequest(ctx context.Context, handleHash []byte, r AuthRe
 			}
 		}
 		_, err := tx.ExecContext(ctx, insertAuthRequestSQL, handleHash, r.ClientID, r.RedirectURI,
-			r.CodeChallenge, stringArray(r.Scopes), r.Resource, r.State, r.ExpiresAt, r.PrincipalID)
+			r.CodeChallenge, stringArray(r.Scopes), r.Resource, r.State, r.ExpiresAt, r.PrincipalID, r.RedirectURISent)
 		return err
 	})
 }
@@ -106,7 +110,7 @@ type Answered struct {
 const consumeRequestSQL = `
 	UPDATE oauth_requests SET used_at = $2
 	WHERE handle_hash = $1 AND used_at IS NULL AND expires_at > $2
-	RETURNING client_id, redirect_uri, code_challenge, scopes, resource, COALESCE(state, '')`
+	RETURNING client_id, redirect_uri, code_challenge, scopes, resource, COALESCE(state, ''), redirect_uri_sent`
 
 // upsertGrantSQL creates the grant for (client, principal, project) or adds
 // the approved scopes to the active one. It only runs on an explicit
@@ -120,8 +124,9 @@ const upsertGrantSQL = `
 	RETURNING id, scopes`
 
 const insertCodeSQL = `
-	INSERT INTO oauth_codes (code_hash, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	INSERT INTO oauth_codes (code_hash, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at,
+		redirect_uri_sent)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // ApproveAuthRequest answers a pending request with an approval, in one
 // transaction: it consumes the request, checks membership and scopes,
@@ -141,7 +146,7 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 		var r AuthRequest
 		var scopes stringArray
 		err := tx.QueryRowContext(ctx, consumeRequestSQL, a.HandleHash, a.Now).Scan(
-			&r.ClientID, &r.RedirectURI, &r.CodeChallenge, &scopes, &r.Resource, &r.State)
+			&r.ClientID, &r.RedirectURI, &r.CodeChallenge, &scopes, &r.Resource, &r.State, &r.RedirectURISent)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refused(ErrNotFound, "authorization request unknown, expired or already answered")
 		}
@@ -169,7 +174,7 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, insertCodeSQL, a.CodeHash, r.ClientID, out.GrantID, r.RedirectURI,
-			r.CodeChallenge, stringArray(a.Scopes), r.Resource, a.Now.Add(a.CodeTTL)); err != nil {
+			r.CodeChallenge, stringArray(a.Scopes), r.Resource, a.Now.Add(a.CodeTTL), r.RedirectURISent); err != nil {
 			return err
 		}
 		out.ClientID, out.RedirectURI, out.State = r.ClientID, r.RedirectURI, r.State
@@ -191,8 +196,9 @@ func (db *DB) DenyAuthRequest(ctx context.Context, handleHash []byte, principalI
 	err := db.inTx(ctx, "deny auth request", func(ctx context.Context, tx *sql.Tx) error {
 		var challenge, resource string
 		var scopes stringArray
+		var sent bool
 		err := tx.QueryRowContext(ctx, consumeRequestSQL, handleHash, now).Scan(
-			&out.ClientID, &out.RedirectURI, &challenge, &scopes, &resource, &out.State)
+			&out.ClientID, &out.RedirectURI, &challenge, &scopes, &resource, &out.State, &sent)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refused(ErrNotFound, "authorization request unknown, expired or already answered")
 		}

@@ -16,14 +16,17 @@ import (
 
 // CodeGrant is what a stored authorization code is bound to.
 type CodeGrant struct {
-	ID            string
-	ClientID      string
-	GrantID       string
-	RedirectURI   string
-	CodeChallenge string
-	Scopes        []string
-	Resource      string
-	ExpiresAt     time.Time
+	ID          string
+	ClientID    string
+	GrantID     string
+	RedirectURI string
+	// RedirectURISent: the authorization request carried redirect_uri, so
+	// the token request must carry the same (RFC 6749 §4.1.3).
+	RedirectURISent bool
+	CodeChallenge   string
+	Scopes          []string
+	Resource        string
+	ExpiresAt       time.Time
 }
 
 // NewTokens are the hashes and lifetimes of the tokens to issue.
@@ -65,7 +68,7 @@ type CodeRedemption struct {
 const consumeCodeSQL = `
 	UPDATE oauth_codes SET used_at = $2
 	WHERE code_hash = $1 AND used_at IS NULL
-	RETURNING id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at`
+	RETURNING id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at, redirect_uri_sent`
 
 // activeGrantSQL returns a grant's principal and project if the grant is
 // not revoked, its principal is not disabled and is still a member of its
@@ -95,7 +98,7 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 		var c CodeGrant
 		var scopes stringArray
 		err := tx.QueryRowContext(ctx, consumeCodeSQL, in.CodeHash, in.Now).Scan(&c.ID, &c.ClientID, &c.GrantID,
-			&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt)
+			&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt, &c.RedirectURISent)
 		if errors.Is(err, sql.ErrNoRows) {
 			refusal, err = codeNotRedeemable(ctx, tx, in)
 			return err
@@ -158,9 +161,10 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refusal, err error) {
 	var c CodeGrant
 	var scopes stringArray
-	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at
+	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at,
+		redirect_uri_sent
 		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash).Scan(&c.ID, &c.ClientID, &c.GrantID,
-		&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt)
+		&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt, &c.RedirectURISent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return refused(ErrInvalidGrant, "unknown code"), nil
 	}
