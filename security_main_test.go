@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -502,5 +503,49 @@ func TestIN01MoreAdminRefusals(t *testing.T) {
 	}
 	if after := countRows(t, db, "document_sources") + countRows(t, db, "account_sources"); after != before {
 		t.Errorf("refused commands wrote %d rows", after-before)
+	}
+}
+
+// Row BT-01 from outside: the real program, a source allowlisted by the real
+// admin CLI, and JSON-RPC over HTTP as a client sends it. A token with the
+// workflow scopes but not documents:read gets only 403 insufficient_scope
+// from dispatch, correction and the full view; the compact view works.
+func TestBT01WorkflowToolsFromOutside(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	dbURL := storetest.NewURL(t)
+	s := newLiveServer(t, dbURL, gh, serveHooks{}, 100)
+	const secret = "Outside instruction text 4321.\n"
+	gh.AddFile("h8v6", "heyaira", liveCommit, "docs/agents/review.md", []byte(secret))
+	adminRun(t, s.env, "add-document-source", "--project-id", s.project, "--github-owner", "h8v6",
+		"--github-repository", "heyaira", "--document-role", "instruction", "--path", "docs/agents/review.md",
+		"--commit-sha", liveCommit)
+	token := func(scopes ...string) *mcpClient {
+		tok := oauth.NewSecret(oauth.PrefixAccess)
+		insertAccessToken(t, dbURL, s.person, s.project, s.base+"/mcp", tok, scopes)
+		return &mcpClient{t: t, url: s.base + "/mcp", token: tok}
+	}
+	all := token("tasks:write", "workflows:read", "workflows:write", "documents:read")
+	task, _ := all.callTool("task_create", map[string]any{"title": "t"})
+	wf, isErr := all.callTool("workflow_dispatch", map[string]any{"task_id": task["task_id"], "profile": "reviewer", "mode": "worker"})
+	if isErr || !strings.Contains(fmt.Sprint(wf["instructions"]), "Outside instruction") {
+		t.Fatalf("dispatch with documents:read: %v", wf)
+	}
+	id := wf["workflow_id"]
+	noDocs := token("tasks:write", "workflows:read", "workflows:write")
+	for name, call := range map[string][2]any{
+		"dispatch":  {"workflow_dispatch", map[string]any{"task_id": task["task_id"], "profile": "reviewer", "mode": "worker"}},
+		"correct":   {"workflow_correct", map[string]any{"workflow_id": id, "note": "n"}},
+		"full view": {"workflow_get", map[string]any{"workflow_id": id, "view": "full"}},
+	} {
+		r := noDocs.post("tools/call", map[string]any{"name": call[0], "arguments": call[1]})
+		if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) ||
+			!strings.Contains(r.header.Get("WWW-Authenticate"), "documents:read") || strings.Contains(fmt.Sprint(r.body), "Outside") {
+			t.Errorf("%s without documents:read: HTTP %d %q %v", name, r.status, r.header.Get("WWW-Authenticate"), r.body)
+		}
+	}
+	compact, isErr := noDocs.callTool("workflow_get", map[string]any{"workflow_id": id, "view": "compact"})
+	if isErr || compact["view"] != "compact" || strings.Contains(fmt.Sprint(compact), "Outside") {
+		t.Errorf("compact view: %v", compact)
 	}
 }
