@@ -175,7 +175,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		"HEYAIRA_DATABASE_URL="+e.pg.dsn(dbURL),
 		"HEYAIRA_PUBLIC_URL="+e.base,
 		"HEYAIRA_METRICS_PUBLIC=1", // e.metrics scrapes the main listener
-		"HEYAIRA_LISTEN_ADDR="+ln, // unused: the listener is fd 3
+		"HEYAIRA_LISTEN_ADDR="+ln,  // unused: the listener is fd 3
 		"HEYAIRA_CURSOR_KEY_FILE="+write("cursor.key", []byte(hexKey())),
 		"HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+write("app.pem", githubtest.KeyPEM()),
