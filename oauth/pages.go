@@ -69,15 +69,35 @@ func (p ConsentPage) Render(w io.Writer) error {
 }
 
 // SigninPage is the page behind a one-time link: a button, so that merely
-// fetching the link (as mail scanners do) redeems nothing.
+// fetching the link (as mail scanners do) redeems nothing. It says whose
+// link it is; when the browser is signed in as someone else it says so, and
+// the button becomes an explicit switch.
 type SigninPage struct {
-	Action string // form target, "/signin"
-	Token  string // the link secret, posted back
-	CSRF   string
+	Action    string // form target, "/signin"
+	Token     string // the link secret, posted back
+	CSRF      string
+	Principal string // whose link it is
+	Account   string // the principal's account
+	SignedIn  string // another principal this browser is signed in as, or ""
 }
 
 // Render writes the sign-in page.
-func (p SigninPage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "signin", p) }
+func (p SigninPage) Render(w io.Writer) error {
+	p.Principal, p.Account, p.SignedIn = DisplayText(p.Principal), DisplayText(p.Account), DisplayText(p.SignedIn)
+	return pages.ExecuteTemplate(w, "signin", p)
+}
+
+// SigninSwitchPage answers a sign-in POST that would have replaced another
+// principal's session without the explicit switch.
+type SigninSwitchPage struct {
+	Principal, SignedIn string
+}
+
+// Render writes the page.
+func (p SigninSwitchPage) Render(w io.Writer) error {
+	p.Principal, p.SignedIn = DisplayText(p.Principal), DisplayText(p.SignedIn)
+	return pages.ExecuteTemplate(w, "signin_switch", p)
+}
 
 // SigninPromptPage asks a visitor without a session to open their link.
 type SigninPromptPage struct {
