@@ -29,6 +29,19 @@ type ConsentPage struct {
 	Documents    *ScopeChoice  // documents:read, when requested: its own fieldset
 	Request      string        // the pending request's handle
 	CSRF         string
+	StepUp       *StepUp // the client comes back for scopes its grant lacks
+}
+
+// StepUp is what a request asks beyond the client's existing grant. The
+// page leads with it. When documents:read is new, the page has no plain
+// Approve: its approve button is its own action that names document
+// reading, and the other answer keeps document reading off and sends the
+// client access_denied, so the client is never handed a code that sends
+// it straight back (docs/oauth.md, "Step-up").
+type StepUp struct {
+	Project   string   // the project whose grant lacks them; "" when several do
+	Documents bool     // documents:read is new
+	Others    []string // descriptions of the other new scopes
 }
 
 // ProjectChoice is one project the principal may grant access to.
@@ -64,6 +77,11 @@ func (p ConsentPage) Render(w io.Writer) error {
 	p.Principal = DisplayText(p.Principal)
 	for i := range p.Projects {
 		p.Projects[i].Name = DisplayText(p.Projects[i].Name)
+	}
+	if p.StepUp != nil {
+		s := *p.StepUp
+		s.Project = DisplayText(s.Project)
+		p.StepUp = &s
 	}
 	return pages.ExecuteTemplate(w, "consent", p)
 }
