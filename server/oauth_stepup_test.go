@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"heyaira/store"
 )
 
 // TestBT42StepUpConsentCannotLoop: a client authorized without
@@ -90,5 +92,32 @@ func TestBT42StepUpConsentCannotLoop(t *testing.T) {
 	f.Set("project", tn.project)
 	if p := b.post("/oauth/authorize", f); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
 		t.Errorf("approve_documents on a request without documents:read: %d %q", p.status, p.header.Get("Location"))
+	}
+}
+
+// TestStepUpChoice: which requests are step-ups, and which projects the
+// step-up page offers.
+func TestStepUpChoice(t *testing.T) {
+	t.Parallel()
+	a, b, c := store.Project{ID: "a", Name: "A"}, store.Project{ID: "b", Name: "B"}, store.Project{ID: "c", Name: "C"}
+	all := []store.Project{a, b, c}
+	req := []string{"memory:read", "documents:read"}
+	// No grant: the ordinary page, every project.
+	if s, p := stepUp(all, map[string][]string{}, req); s != nil || len(p) != 3 {
+		t.Errorf("no grant: %+v %v", s, p)
+	}
+	// The grant covers the request: the ordinary page.
+	if s, _ := stepUp(all, map[string][]string{"a": {"documents:read", "memory:read"}}, req); s != nil {
+		t.Errorf("covered: %+v", s)
+	}
+	// One grant lacks documents:read: that project, named.
+	s, p := stepUp(all, map[string][]string{"a": {"memory:read"}}, req)
+	if s == nil || !s.Documents || s.Project != "A" || len(s.Others) != 0 || len(p) != 1 || p[0].ID != "a" {
+		t.Errorf("one lacking: %+v %v", s, p)
+	}
+	// Two lack something: both offered, none named, every new scope listed.
+	s, p = stepUp(all, map[string][]string{"a": {"memory:read"}, "b": {"documents:read"}}, req)
+	if s == nil || !s.Documents || s.Project != "" || len(s.Others) != 1 || len(p) != 2 {
+		t.Errorf("two lacking: %+v %v", s, p)
 	}
 }
