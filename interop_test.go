@@ -111,7 +111,8 @@ func at(v any, path ...string) any {
 // rotation, the old refresh token refused and its family revoked; and that a
 // grant approved without documents:read gets 403 insufficient_scope through
 // the SDK, that the SDK's refresh on that 403 adds nothing, and that a new
-// authorization shows the consent page again, documents:read unticked.
+// authorization shows the step-up page, whose own button for document
+// reading gets it in one round.
 func TestInteropTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	f := newInteropFixture(t)
@@ -223,15 +224,21 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	}
 	want("narrow.memoryList", at(narrow, "memoryList"), map[string]any{"isError": false})
 
-	// A new authorization for that client shows the consent page again.
+	// A new authorization for that client shows the step-up page (BT-42):
+	// it leads with what is new, and document reading has its own button
+	// instead of a plain Approve, so one round is enough.
 	step := at(out, "stepUp")
 	want("stepUp.sameClient", at(step, "sameClient"), true)
 	want("stepUp.consent.pageStatus", at(step, "consent", "pageStatus"), 200.0)
 	want("stepUp.consent.documentsInOwnBox", at(step, "consent", "documentsInOwnBox"), true)
-	if shown, _ := at(step, "consent", "scopesShown").([]any); !slices.ContainsFunc(shown, func(s any) bool {
-		return jsonEqual(s, map[string]any{"name": "documents:read", "checked": false})
+	want("stepUp.consent.decisions", at(step, "consent", "decisions"), []any{"approve_documents", "deny_documents"})
+	if h, _ := at(step, "consent", "heading").(string); !strings.Contains(h, "asks to also read documents of") {
+		t.Errorf("the step-up page's heading is %q, want it to lead with document reading", h)
+	}
+	if shown, _ := at(step, "consent", "scopesShown").([]any); slices.ContainsFunc(shown, func(s any) bool {
+		return jsonEqual(at(s, "name"), "documents:read")
 	}) {
-		t.Errorf("the second consent page shows %v, want documents:read unticked", shown)
+		t.Errorf("the step-up page shows %v: documents:read must not be a checkbox there", shown)
 	}
 	want("stepUp.tokenScope", at(step, "tokenScope"), "memory:read tasks:read documents:read")
 	want("stepUp.document", at(step, "document"), wantDoc)

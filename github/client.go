@@ -153,11 +153,11 @@ func (c *Client) configured(op string, b Binding) error {
 	case c.base == nil:
 		return fail(op, ErrUnconfigured, "unusable base URL")
 	case c.appID == "":
-		return fail(op, ErrUnconfigured, "no App ID")
+		return fail(op, ErrNoAppID, "")
 	case c.key == nil:
-		return fail(op, ErrUnconfigured, "no App key")
+		return fail(op, ErrNoAppKey, "")
 	case b.InstallationID <= 0:
-		return fail(op, ErrUnconfigured, "no installation binding")
+		return fail(op, ErrNoInstallation, "")
 	case b.RepositoryID < 0:
 		return fail(op, ErrInvalidName, "negative repository ID")
 	}

@@ -80,6 +80,14 @@ var (
 	ErrInvalidName = errors.New("github: invalid name")
 )
 
+// The causes of ErrUnconfigured that a person can fix, each wrapping it, so
+// the tool error can name the missing setting.
+var (
+	ErrNoAppID        = fmt.Errorf("%w: no App ID", ErrUnconfigured)
+	ErrNoAppKey       = fmt.Errorf("%w: no App key", ErrUnconfigured)
+	ErrNoInstallation = fmt.Errorf("%w: no installation binding", ErrUnconfigured)
+)
+
 // RateLimitError is returned when GitHub signals a primary or secondary rate
 // limit, or when an earlier signal for the same installation has not expired
 // yet (no request is sent then). errors.Is(err, ErrRateLimited) is true.

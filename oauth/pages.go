@@ -34,6 +34,19 @@ type ConsentPage struct {
 	Documents   *ScopeChoice  // documents:read, when requested: its own fieldset
 	Request     string        // the pending request's handle
 	CSRF        string
+	StepUp      *StepUp // the client comes back for scopes its grant lacks
+}
+
+// StepUp is what a request asks beyond the client's existing grant. The
+// page leads with it. When documents:read is new, the page has no plain
+// Approve: its approve button is its own action that names document
+// reading, and the other answer keeps document reading off and sends the
+// client access_denied, so the client is never handed a code that sends
+// it straight back (docs/oauth.md, "Step-up").
+type StepUp struct {
+	Project   string   // the project whose grant lacks them; "" when several do
+	Documents bool     // documents:read is new
+	Others    []string // descriptions of the other new scopes
 }
 
 // ProjectChoice is one project the principal may grant access to.
@@ -70,19 +83,44 @@ func (p ConsentPage) Render(w io.Writer) error {
 	for i := range p.Projects {
 		p.Projects[i].Name = DisplayText(p.Projects[i].Name)
 	}
+	if p.StepUp != nil {
+		s := *p.StepUp
+		s.Project = DisplayText(s.Project)
+		p.StepUp = &s
+	}
 	return pages.ExecuteTemplate(w, "consent", p)
 }
 
 // SigninPage is the page behind a one-time link: a button, so that merely
-// fetching the link (as mail scanners do) redeems nothing.
+// fetching the link (as mail scanners do) redeems nothing. It says whose
+// link it is; when the browser is signed in as someone else it says so, and
+// the button becomes an explicit switch.
 type SigninPage struct {
-	Action string // form target, "/signin"
-	Token  string // the link secret, posted back
-	CSRF   string
+	Action    string // form target, "/signin"
+	Token     string // the link secret, posted back
+	CSRF      string
+	Principal string // whose link it is
+	Account   string // the principal's account
+	SignedIn  string // another principal this browser is signed in as, or ""
 }
 
 // Render writes the sign-in page.
-func (p SigninPage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "signin", p) }
+func (p SigninPage) Render(w io.Writer) error {
+	p.Principal, p.Account, p.SignedIn = DisplayText(p.Principal), DisplayText(p.Account), DisplayText(p.SignedIn)
+	return pages.ExecuteTemplate(w, "signin", p)
+}
+
+// SigninSwitchPage answers a sign-in POST that would have replaced another
+// principal's session without the explicit switch.
+type SigninSwitchPage struct {
+	Principal, SignedIn string
+}
+
+// Render writes the page.
+func (p SigninSwitchPage) Render(w io.Writer) error {
+	p.Principal, p.SignedIn = DisplayText(p.Principal), DisplayText(p.SignedIn)
+	return pages.ExecuteTemplate(w, "signin_switch", p)
+}
 
 // SigninPromptPage asks a visitor without a session to open their link.
 type SigninPromptPage struct {

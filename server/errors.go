@@ -48,7 +48,13 @@ var errorCodes = []struct {
 	{github.ErrForbidden, "provider_forbidden", "GitHub refused access with the App's credentials"},
 	{github.ErrRateLimited, "provider_rate_limited", "GitHub's rate limit was reached; retry later"},
 	{github.ErrUnavailable, "provider_unavailable", "GitHub did not answer correctly; retry later"},
-	{github.ErrUnconfigured, "provider_unconfigured", "the GitHub App is not configured for this repository"},
+	{github.ErrNoAppID, "provider_unconfigured", "this server has no GitHub App: its operator sets HEYAIRA_GITHUB_APP_ID " +
+		"and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE (docs/github-app.md) and restarts it"},
+	{github.ErrNoAppKey, "provider_unconfigured", "this server has no usable GitHub App key: its operator sets " +
+		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE to the App's PEM key file (docs/github-app.md) and restarts it"},
+	{github.ErrNoInstallation, "provider_unconfigured", "the repository is linked without a GitHub App installation: " +
+		"an administrator links it again with heyaira-admin link-repository --github-installation-id I (docs/github-app.md)"},
+	{github.ErrUnconfigured, "provider_unconfigured", "the GitHub App is not configured for this repository (docs/github-app.md)"},
 	{github.ErrResponseTooLarge, "provider_response_too_large", "GitHub's response exceeded the size bound"},
 	{github.ErrRedirectRejected, "provider_redirect_rejected", "GitHub answered with a redirect, which is not followed"},
 	{github.ErrInconsistent, "provider_inconsistent", "GitHub's response does not match the requested document"},

@@ -106,6 +106,13 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 				"You are not a member of any project, so there is nothing to authorize. Ask your administrator to add you.")
 			return
 		}
+		grants, err := st.ClientGrants(r.Context(), client.ID, sess.PrincipalID)
+		if err != nil {
+			logger.WarnContext(r.Context(), "grant lookup failed", "req_id", requestID(r.Context()), "err", err)
+			writeUnavailablePage(w)
+			return
+		}
+		more, projects := stepUp(projects, grants, scopes)
 		handle := oauth.NewSecret(oauth.PrefixRequest)
 		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
 			ClientID: client.ID, RedirectURI: redirectURI, RedirectURISent: q.Get("redirect_uri") != "",
@@ -127,7 +134,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			Action: oauth.PathAuthorize, ClientID: client.ID, ClientName: client.Name, Principal: sess.PrincipalName,
 			RedirectURI: redirectURI, RedirectHost: oauth.RedirectHost(redirectURI),
 			Loopback: oauth.IsLoopbackRedirect(redirectURI), Scopes: ordinary, Documents: documents,
-			Request: handle, CSRF: oauth.MAC(sessTok, labelConsentCSRF, handle),
+			Request: handle, CSRF: oauth.MAC(sessTok, labelConsentCSRF, handle), StepUp: more,
 		}
 		cimdConsent(&page, cfg, q.Get("client_id"), client)
 		if page.ClientName == "" {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"heyaira/oauth"
 	"heyaira/store"
@@ -23,7 +24,10 @@ var consentFields = []string{"request", "csrf", "decision", "project", "scope"}
 // is bound to this session; the principal comes from the session; the
 // project must be one of the principal's and the scopes among those
 // requested. Nothing on the form is trusted. The answer is a 303 to the
-// client's redirect URI.
+// client's redirect URI. The step-up page's decisions approve_documents
+// (approve, documents:read included: the button names it) and
+// deny_documents (access_denied, saying document reading stays off) are the
+// same answers with their own wording (docs/oauth.md, "Step-up").
 func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r, "scope")
@@ -63,8 +67,13 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 			refuse(http.StatusBadRequest, "form_tampered", "Invalid form", "The consent form has a field it never had.")
 			return
 		}
-		switch form.Get("decision") {
-		case "deny":
+		decision := form.Get("decision")
+		switch decision {
+		case "deny", "deny_documents":
+			desc := "the user denied the request"
+			if decision == "deny_documents" {
+				desc = "the user kept document reading off: documents:read is not granted; do not ask again unless the user asks"
+			}
 			ans, err := st.DenyAuthRequest(r.Context(), requestHash(sessTok, handle), sess.PrincipalID, cfg.Now())
 			if err != nil {
 				consentStoreError(w, r, logger, err)
@@ -72,9 +81,14 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 			}
 			addLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("code", oauth.ErrCodeAccessDenied))
 			redirect303(w, clientRedirect(cfg, ans.RedirectURI, url.Values{"error": {oauth.ErrCodeAccessDenied},
-				"error_description": {"the user denied the request"}}, ans.State))
-		case "approve":
+				"error_description": {desc}}, ans.State))
+		case "approve", "approve_documents":
 			scopes := form.All("scope")
+			if decision == "approve_documents" && !slices.Contains(scopes, oauth.DocumentsRead) {
+				// The step-up page's own button for document reading: pressing
+				// it is the explicit approval of documents:read.
+				scopes = append(scopes, oauth.DocumentsRead)
+			}
 			if len(scopes) == 0 {
 				writeMessage(w, http.StatusBadRequest, "Nothing approved",
 					"Tick at least one permission and approve, or deny the request. Go back to change your answer.")

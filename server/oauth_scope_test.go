@@ -65,9 +65,10 @@ func TestAZ04DocumentsReadNeedsItsOwnConsent(t *testing.T) {
 	grantBefore := e.queryString(`SELECT array_to_string(scopes, ' ') FROM oauth_grants`)
 
 	// (c) A new authorization asking for documents:read shows consent
-	// again; (d) leaving it unticked changes neither grant nor token.
+	// again, as a step-up with its own button for it (BT-42); (d) an
+	// approval without it changes neither grant nor token.
 	p = b.consent(c.authorizeQuery("memory:read documents:read"))
-	if !strings.Contains(p.body, `value="documents:read">`) {
+	if !strings.Contains(p.body, `value="approve_documents"`) {
 		t.Fatalf("documents:read not offered again")
 	}
 	tk2 := e.exchange(c, codeFrom(t, b.approve(p, tn.project, "memory:read")))
@@ -78,9 +79,14 @@ func TestAZ04DocumentsReadNeedsItsOwnConsent(t *testing.T) {
 		t.Errorf("grant changed without approval: %q → %q", grantBefore, got)
 	}
 
-	// Ticking it is the only way in.
+	// Approving it explicitly is the only way in (on the step-up page, its
+	// own button).
 	p = b.consent(c.authorizeQuery("memory:read documents:read"))
-	tk3 := e.exchange(c, codeFrom(t, b.approve(p, tn.project, "memory:read", "documents:read")))
+	f := hidden(p.body)
+	f.Set("decision", "approve_documents")
+	f.Set("project", tn.project)
+	f.Set("scope", "memory:read")
+	tk3 := e.exchange(c, codeFrom(t, b.post("/oauth/authorize", f)))
 	if tk3.body["scope"] != "memory:read documents:read" {
 		t.Fatalf("token with the tick: %s", tk3.raw)
 	}

@@ -10,8 +10,10 @@ import (
 )
 
 // handleSigninPage serves GET /signin. With ?token= (a one-time link from
-// `heyaira-admin signin-link`) it shows a button and changes nothing, so a
-// mail scanner or link preview that fetches the link cannot use it up. It
+// `heyaira-admin signin-link`) it says whose link it is (principal and
+// account) and, if the browser is signed in as someone else, that too; it
+// shows a button and changes nothing, so a mail scanner or link preview
+// that fetches the link cannot use it up. It
 // sets a random CSRF cookie; the form carries an HMAC of the link under it.
 // Without a token it says how to sign in, or that the browser is signed in.
 func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
@@ -41,19 +43,56 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
 			return
 		}
+		owner, other, ok := signinParties(w, r, logger, cfg, st, token)
+		if !ok {
+			return
+		}
 		csrf := oauth.NewSecret(oauth.PrefixCSRF)
 		setCookie(w, cfg, cookieSigninCSRF, csrf, pendingTTL)
 		writePage(w, http.StatusOK, oauth.SigninPage{Action: "/signin", Token: token,
-			CSRF: oauth.MAC(csrf, labelSigninCSRF, token)}.Render)
+			CSRF: oauth.MAC(csrf, labelSigninCSRF, token), Principal: owner.PrincipalName,
+			Account: owner.AccountName, SignedIn: other}.Render)
 	})
+}
+
+// signinParties finds whose link token is and, when the browser is signed
+// in as another principal, that principal's name (else ""). An unusable
+// link or a store error gets its page here, and ok=false.
+func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
+	token string) (owner store.SigninLinkOwner, other string, ok bool) {
+	owner, err := st.SigninLinkOwner(r.Context(), oauth.Hash(token))
+	if errors.Is(err, store.ErrNotFound) {
+		addLog(r.Context(), slog.String("code", "signin_link_invalid"))
+		writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
+			"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
+		return owner, "", false
+	}
+	if err != nil {
+		logger.WarnContext(r.Context(), "sign-in link lookup failed", "req_id", requestID(r.Context()), "err", err)
+		writeUnavailablePage(w)
+		return owner, "", false
+	}
+	_, sess, signedIn, err := currentSession(r, cfg, st)
+	if err != nil {
+		logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
+		writeUnavailablePage(w)
+		return owner, "", false
+	}
+	if signedIn && sess.PrincipalID != owner.PrincipalID {
+		other = sess.PrincipalName
+	}
+	return owner, other, true
 }
 
 // handleSignin serves POST /signin: it redeems the link once and starts a
 // browser session. The CSRF check defeats login CSRF: a page elsewhere
 // cannot post the attacker's own link from the victim's browser, because it
 // can neither read nor set the victim's CSRF cookie (__Host- on https).
-// Any session cookie the browser already had is revoked and replaced by a
-// new random one (no fixation). The answer is a 303: to the authorization
+// If the browser is signed in as another principal, the form must carry
+// the explicit switch (switch=confirm) that the page shows only then;
+// without it nothing changes and the link stays usable. Any session cookie
+// the browser already had is revoked and replaced by a new random one (no
+// fixation). The answer is a 303: to the authorization
 // request that sent the browser here, if any, else to /signin.
 func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +101,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeMessage(w, http.StatusBadRequest, "Invalid form", "The sign-in form could not be read.")
 			return
 		}
-		if k := form.Unknown("token", "csrf"); k != "" {
+		if k := form.Unknown("token", "csrf", "switch"); k != "" {
 			writeMessage(w, http.StatusBadRequest, "Invalid form", "The sign-in form has a field it never had.")
 			return
 		}
@@ -77,6 +116,17 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		}
 		if !oauth.WellFormedSecret(token, "") {
 			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
+			return
+		}
+		owner, other, ok := signinParties(w, r, logger, cfg, st, token)
+		if !ok {
+			return
+		}
+		if other != "" && form.Get("switch") != "confirm" {
+			// A forwarded link must not silently replace the session of
+			// whoever opened it (login CSRF by hand-off).
+			addLog(r.Context(), slog.String("code", "signin_switch_unconfirmed"))
+			writePage(w, http.StatusConflict, oauth.SigninSwitchPage{Principal: owner.PrincipalName, SignedIn: other}.Render)
 			return
 		}
 		var old []byte

@@ -87,7 +87,9 @@ func (d *documentTools) bootstrap(ctx context.Context, p principal, _ *noArgs) (
 		})
 	}
 	if !runtime {
-		return nil, newCoded("runtime_unconfigured", "the project has no active runtime document source")
+		return nil, newCoded("runtime_unconfigured", "the project has no active runtime document source: an administrator "+
+			"adds one with heyaira-admin add-document-source --project-id "+p.auth.ProjectID+
+			" --document-role runtime --github-owner O --github-repository R --path PATH --commit-sha SHA")
 	}
 	return map[string]any{"project_id": p.auth.ProjectID, "sources": views}, nil
 }
@@ -183,9 +185,13 @@ func (d *documentTools) resolveAndRead(ctx context.Context, p principal, pre *so
 	case src.RevokedAt != nil:
 		return &src, nil, newCoded("source_revoked", "the document source has been revoked")
 	case src.RepositoryRevokedAt != nil:
-		return &src, nil, newCoded("repository_revoked", "the source's repository has been unlinked from the project")
+		return &src, nil, newCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
+			"an administrator can link it again with heyaira-admin link-repository; "+
+			"runtime_bootstrap_get lists the sources that can still be read")
 	case src.CommitSHA == nil:
-		return &src, nil, newCoded("source_requires_dispatch", "the source tracks a branch; it is read only through workflow dispatch")
+		return &src, nil, newCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
+			"call workflow_dispatch, which freezes the branch's current commit into the workflow's instructions; "+
+			"or an administrator pins the source to a commit (heyaira-admin add-document-source --commit-sha)")
 	}
 	if cur != nil && (cur.Commit != *src.CommitSHA || cur.Path != src.Path) {
 		return &src, nil, cursor.ErrInvalid

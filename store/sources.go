@@ -53,8 +53,9 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		repo, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL,
 			in.ProjectID, in.GitHubOwner, in.GitHubRepository))
 		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "repository %s/%s is not linked to project %s",
-				in.GitHubOwner, in.GitHubRepository, in.ProjectID)
+			return refused(ErrNotFound, "repository %s/%s is not linked to project %s: link it first with "+
+				"heyaira-admin link-repository --project-id %s --github-owner %s --github-repository %s --github-installation-id I",
+				in.GitHubOwner, in.GitHubRepository, in.ProjectID, in.ProjectID, in.GitHubOwner, in.GitHubRepository)
 		}
 		if err != nil {
 			return err

@@ -48,7 +48,7 @@ func TestDocumentSources(t *testing.T) {
 	other := pinned
 	other.GitHubRepository = "other"
 	_, err = tr.db.AddDocumentSource(ctx, other)
-	wantRefused(t, err, store.ErrNotFound, "repository h8v6/other is not linked to project "+tr.project.ID)
+	wantRefused(t, err, store.ErrNotFound, notLinked("other", tr.project.ID))
 	other = pinned
 	other.ProjectID = missingID
 	_, err = tr.db.AddDocumentSource(ctx, other)
@@ -70,7 +70,7 @@ func TestDocumentSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = tr.db.AddDocumentSource(ctx, pinned)
-	wantRefused(t, err, store.ErrNotFound, "repository h8v6/heyaira is not linked to project "+tr.project.ID)
+	wantRefused(t, err, store.ErrNotFound, notLinked("heyaira", tr.project.ID))
 	list, err := tr.db.ListDocumentSources(ctx, tr.project.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestAddSourceRacesUnlink(t *testing.T) {
 			t.Fatalf("unlink: %v", unlinkErr)
 		}
 		if addErr != nil {
-			wantRefused(t, addErr, store.ErrNotFound, "repository h8v6/heyaira is not linked to project "+tr.project.ID)
+			wantRefused(t, addErr, store.ErrNotFound, notLinked("heyaira", tr.project.ID))
 		}
 	}
 	list, err := tr.db.ListDocumentSources(ctx, tr.project.ID)
@@ -124,4 +124,12 @@ func TestAddSourceRacesUnlink(t *testing.T) {
 			t.Errorf("source %s is on a link that is still active", s.ID)
 		}
 	}
+}
+
+// notLinked is the refusal for a repository of owner h8v6 that is not
+// linked to the project: it names the command that links it.
+func notLinked(repo, project string) string {
+	return "repository h8v6/" + repo + " is not linked to project " + project + ": link it first with " +
+		"heyaira-admin link-repository --project-id " + project + " --github-owner h8v6 --github-repository " + repo +
+		" --github-installation-id I"
 }

@@ -151,7 +151,8 @@ async function signIn(browser, link) {
 }
 
 // consent opens the authorization URL in the signed-in browser, reads the
-// consent page, ticks the scopes in `tick` (and only those), approves, and
+// consent page, ticks the scopes in `tick` (and only those), approves (on a
+// step-up page with documents:read in `tick`, with its own button), and
 // returns what the page showed and what came back on the 303.
 async function consent(browser, authURL, tick) {
   const page = await browser.fetch(authURL);
@@ -160,14 +161,19 @@ async function consent(browser, authURL, tick) {
   out.frameAncestorsNone = /frame-ancestors 'none'/.test(page.headers.get('content-security-policy') ?? '');
   const form = parseForm(page.body);
   out.scopesShown = form.inputs.filter(i => i.name === 'scope').map(i => ({ name: i.value, checked: !!i.checked }));
-  out.documentsInOwnBox = /<fieldset class="documents">[\s\S]*?value="documents:read"[\s\S]*?<\/fieldset>/.test(form.html);
+  out.documentsInOwnBox = /<fieldset class="documents">[\s\S]*?documents:read[\s\S]*?<\/fieldset>/.test(form.html);
+  out.heading = decodeEntities((/<h1>([\s\S]*?)<\/h1>/.exec(page.body)?.[1] ?? '').replace(/<[^>]*>/g, ''));
+  out.decisions = form.buttons.filter(b => b.name === 'decision').map(b => b.value);
   const projects = form.inputs.filter(i => i.name === 'project');
   out.projectsShown = projects.length;
   const body = new URLSearchParams();
   for (const i of form.inputs.filter(i => i.type === 'hidden')) body.append(i.name, i.value);
   body.append('project', projects[0].value);
   for (const s of out.scopesShown) if (tick.includes(s.name)) body.append('scope', s.name);
-  body.append('decision', 'approve');
+  // A step-up page asking for documents:read has no plain Approve: its
+  // own button is the explicit approval of document reading.
+  const withDocuments = tick.includes('documents:read') && out.decisions.includes('approve_documents');
+  body.append('decision', withDocuments ? 'approve_documents' : 'approve');
   const res = await browser.fetch(form.action, { method: 'POST', body,
     headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   out.approveStatus = res.status;

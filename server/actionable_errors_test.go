@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"heyaira/github"
+	"heyaira/store"
+)
+
+// TestBT43RefusalsSayWhatToDo: the refusals a new user meets in the first
+// hour name the next step (the tool, the setting or the admin command), and
+// name nothing of another project or any secret.
+func TestBT43RefusalsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "documents:read", "workflows:read", "workflows:write")
+	message := func(sc map[string]any) string {
+		m, _ := sc["error"].(map[string]any)
+		s, _ := m["message"].(string)
+		return s
+	}
+	wantAll := func(name, got string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: message %q does not say %q", name, got, w)
+			}
+		}
+	}
+
+	// runtime_unconfigured names the admin command, for this project.
+	wantAll("runtime_unconfigured", message(e.wantCode(tok, "runtime_bootstrap_get", map[string]any{}, "runtime_unconfigured")),
+		"heyaira-admin add-document-source --project-id "+tn.project, "--document-role runtime")
+
+	// A tracking source read on its own points to workflow_dispatch.
+	tracking := e.addSource(tn, "instruction", "docs/agents/a.md", "", "main", 65536)
+	wantAll("source_requires_dispatch", message(e.wantCode(tok, "git_document_get", map[string]any{"source_id": tracking},
+		"source_requires_dispatch")), "workflow_dispatch", "--commit-sha")
+
+	// An unlinked repository: the tool says how it is linked again; the
+	// admin command that meets it names link-repository with the flags.
+	pinned := e.addSource(tn, "reference", "x.md", commitA, "", 65536)
+	e.exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, tn.repo)
+	wantAll("repository_revoked", message(e.wantCode(tok, "git_document_get", map[string]any{"source_id": pinned},
+		"repository_revoked")), "heyaira-admin link-repository", "runtime_bootstrap_get")
+	_, err := e.db.AddDocumentSource(t.Context(), store.NewDocumentSource{ProjectID: tn.project, GitHubOwner: "o",
+		GitHubRepository: "elsewhere", Role: "runtime", Path: "x.md", CommitSHA: commitA, FragmentLimit: 65536})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("add-document-source on an unlinked repository: %v", err)
+	}
+	wantAll("not linked", err.Error(), "link it first with heyaira-admin link-repository --project-id "+tn.project,
+		"--github-owner o --github-repository elsewhere --github-installation-id")
+
+	// provider_unconfigured names the missing setting, from a real client.
+	for _, c := range []struct {
+		name   string
+		client *github.Client
+		b      github.Binding
+		want   string
+	}{
+		{"no App ID", github.NewClient(github.Config{}), github.Binding{Owner: "o", Repo: "r", InstallationID: 1}, "HEYAIRA_GITHUB_APP_ID"},
+		{"no App key", github.NewClient(github.Config{AppID: "1"}), github.Binding{Owner: "o", Repo: "r", InstallationID: 1}, "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"},
+		{"no installation", e.gh.Client(), github.Binding{Owner: "o", Repo: "r"}, "--github-installation-id"},
+	} {
+		_, err := c.client.GetFile(context.Background(), c.b, "x.md", commitA)
+		code, public := classify(err)
+		if code != "provider_unconfigured" || !strings.Contains(public, c.want) {
+			t.Errorf("%s: %s %q, want provider_unconfigured naming %s", c.name, code, public, c.want)
+		}
+	}
+}

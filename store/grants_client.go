@@ -1,0 +1,30 @@
+package store
+
+import "context"
+
+const selectClientGrantsSQL = `
+	SELECT project_id, scopes FROM oauth_grants
+	WHERE client_id = $1 AND principal_id = $2 AND revoked_at IS NULL`
+
+// ClientGrants returns the scopes of the principal's active grants to a
+// client, by project. The consent page uses it to tell a step-up (the
+// client comes back for a scope its grant lacks) from a first request.
+func (db *DB) ClientGrants(ctx context.Context, clientID, principalID string) (map[string][]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	rows, err := db.sql.QueryContext(ctx, selectClientGrantsSQL, clientID, principalID)
+	if err != nil {
+		return nil, wrap("client grants", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var project string
+		var scopes stringArray
+		if err := rows.Scan(&project, &scopes); err != nil {
+			return nil, wrap("client grants", err)
+		}
+		out[project] = scopes
+	}
+	return out, wrap("client grants", rows.Err())
+}

@@ -1,0 +1,31 @@
+package store
+
+import "context"
+
+// SigninLinkOwner is whose sign-in link it is: what the sign-in page shows
+// before the link is used, so that a forwarded link cannot sign someone in
+// as another principal without their noticing.
+type SigninLinkOwner struct {
+	PrincipalID   string
+	PrincipalName string
+	AccountName   string
+}
+
+const selectSigninLinkOwnerSQL = `
+	SELECT u.id, u.name, a.name
+	FROM signin_links l JOIN principals u ON u.id = l.principal_id JOIN accounts a ON a.id = u.account_id
+	WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now()`
+
+// SigninLinkOwner returns the owner of the usable sign-in link whose secret
+// hashes to linkHash, or ErrNotFound for an unknown, used or expired link.
+// It changes nothing.
+func (db *DB) SigninLinkOwner(ctx context.Context, linkHash []byte) (SigninLinkOwner, error) {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	var o SigninLinkOwner
+	err := db.sql.QueryRowContext(ctx, selectSigninLinkOwnerSQL, linkHash).Scan(&o.PrincipalID, &o.PrincipalName, &o.AccountName)
+	if err != nil {
+		return SigninLinkOwner{}, wrap("signin link owner", err)
+	}
+	return o, nil
+}
