@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"heyaira/server"
 )
 
 // config is everything serve reads from the environment, read once.
@@ -20,6 +24,8 @@ type config struct {
 	githubKeyFile  string
 	allowedOrigins []string
 	metricsAddr    string
+	trustedProxies []netip.Prefix
+	githubInFlight int // 0: the server's default
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -36,6 +42,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if o = strings.TrimSpace(o); o != "" {
 			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
 		}
+	}
+	var err error
+	if c.trustedProxies, err = server.ParseTrustedProxies(getenv("HEYAIRA_TRUSTED_PROXIES")); err != nil {
+		return c, err
+	}
+	if v := strings.TrimSpace(getenv("HEYAIRA_GITHUB_MAX_INFLIGHT")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return c, errors.New("HEYAIRA_GITHUB_MAX_INFLIGHT must be a whole number from 1 to 1000")
+		}
+		c.githubInFlight = n
 	}
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")

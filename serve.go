@@ -77,6 +77,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	handler := server.NewServer(logger, server.Config{
 		PublicURL:        cfg.publicURL,
 		AllowedOrigins:   cfg.allowedOrigins,
+		TrustedProxies:   cfg.trustedProxies,
+		GitHubInFlight:   cfg.githubInFlight,
 		Version:          version,
 		Metrics:          metrics,
 		MetricsElsewhere: cfg.metricsAddr != "",

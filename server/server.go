@@ -12,6 +12,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"heyaira/cursor"
@@ -31,7 +32,10 @@ type Config struct {
 	// ToolRate and ToolBurst bound tool calls per principal (per second, burst).
 	ToolRate  float64
 	ToolBurst int
-	// GitHubInFlight caps concurrent GitHub requests server-wide (default 64);
+	// TrustedProxies are the peers whose X-Forwarded-For is believed, for
+	// the client address used by rate limits and logs (docs/deploy.md).
+	TrustedProxies []netip.Prefix
+	// GitHubInFlight caps concurrent GitHub requests per replica (default 64);
 	// GitHubWait is how long a call waits for a slot before rate_limited.
 	GitHubInFlight int
 	GitHubWait     time.Duration
@@ -86,6 +90,7 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	mux := http.NewServeMux()
 	addRoutes(mux, logger, &cfg, st, gh, cursors)
 	var h http.Handler = mux
+	h = withClientAddr(cfg.TrustedProxies, h)
 	h = withSecurityHeaders(h)
 	h = withAccessLog(logger, cfg.Metrics, h)
 	h = withRecover(logger, h)
