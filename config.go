@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"heyaira/server"
 )
@@ -25,7 +26,8 @@ type config struct {
 	allowedOrigins []string
 	metricsAddr    string
 	trustedProxies []netip.Prefix
-	githubInFlight int // 0: the server's default
+	githubInFlight int           // 0: the server's default
+	drainDelay     time.Duration // how long /readyz fails before the listener closes
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -53,6 +55,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, errors.New("HEYAIRA_GITHUB_MAX_INFLIGHT must be a whole number from 1 to 1000")
 		}
 		c.githubInFlight = n
+	}
+	c.drainDelay = 5 * time.Second
+	if v := strings.TrimSpace(getenv("HEYAIRA_DRAIN_SECONDS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 300 {
+			return c, errors.New("HEYAIRA_DRAIN_SECONDS must be a whole number from 0 to 300")
+		}
+		c.drainDelay = time.Duration(n) * time.Second
 	}
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")

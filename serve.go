@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"heyaira/cursor"
@@ -32,7 +33,13 @@ func withHooks(ctx context.Context, h serveHooks) context.Context {
 	return context.WithValue(ctx, hooksKey{}, h)
 }
 
-// serve runs the HTTP server until ctx is done, then shuts down gracefully.
+// shutdownGrace bounds how long in-flight requests may take after the
+// listener closes (a 1 MiB read takes milliseconds; GitHub calls time out
+// sooner than this).
+const shutdownGrace = 20 * time.Second
+
+// serve runs the HTTP server until ctx is done, then drains and shuts down
+// gracefully.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: utcTime}))
 	hooks, _ := ctx.Value(hooksKey{}).(serveHooks)
@@ -74,7 +81,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	}()
 	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
 
+	draining := &atomic.Bool{}
 	handler := server.NewServer(logger, server.Config{
+		Draining:         draining,
 		PublicURL:        cfg.publicURL,
 		AllowedOrigins:   cfg.allowedOrigins,
 		TrustedProxies:   cfg.trustedProxies,
@@ -114,8 +123,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return err
 	case <-ctx.Done():
 	}
+	// Drain: /readyz fails at once, new requests are still served for the
+	// drain delay (while the load balancer notices), then the listener
+	// closes and in-flight requests get up to shutdownGrace to finish.
+	draining.Store(true)
+	logger.Info("draining", "delay", cfg.drainDelay.String())
+	time.Sleep(cfg.drainDelay)
 	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

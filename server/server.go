@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"heyaira/cursor"
@@ -39,6 +40,9 @@ type Config struct {
 	// GitHubWait is how long a call waits for a slot before rate_limited.
 	GitHubInFlight int
 	GitHubWait     time.Duration
+	// Draining, once set, makes /readyz answer 503 so a load balancer stops
+	// sending new requests while in-flight ones finish (docs/deploy.md).
+	Draining *atomic.Bool
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Metrics receives counters and histograms; nil means a private registry.
@@ -61,6 +65,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.GitHubWait == 0 {
 		c.GitHubWait = 2 * time.Second
+	}
+	if c.Draining == nil {
+		c.Draining = &atomic.Bool{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
