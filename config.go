@@ -27,6 +27,7 @@ type config struct {
 	metricsAddr    string
 	trustedProxies []netip.Prefix
 	githubInFlight int           // 0: the server's default
+	replicas       int           // replicas sharing the database; budgets are divided by it
 	drainDelay     time.Duration // how long /readyz fails before the listener closes
 }
 
@@ -49,21 +50,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.trustedProxies, err = server.ParseTrustedProxies(getenv("HEYAIRA_TRUSTED_PROXIES")); err != nil {
 		return c, err
 	}
-	if v := strings.TrimSpace(getenv("HEYAIRA_GITHUB_MAX_INFLIGHT")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return c, errors.New("HEYAIRA_GITHUB_MAX_INFLIGHT must be a whole number from 1 to 1000")
-		}
-		c.githubInFlight = n
+	if c.githubInFlight, err = envInt(getenv, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0); err != nil {
+		return c, err
 	}
-	c.drainDelay = 5 * time.Second
-	if v := strings.TrimSpace(getenv("HEYAIRA_DRAIN_SECONDS")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 300 {
-			return c, errors.New("HEYAIRA_DRAIN_SECONDS must be a whole number from 0 to 300")
-		}
-		c.drainDelay = time.Duration(n) * time.Second
+	if c.replicas, err = envInt(getenv, "HEYAIRA_REPLICAS", 1, 64, 1); err != nil {
+		return c, err
 	}
+	drain, err := envInt(getenv, "HEYAIRA_DRAIN_SECONDS", 0, 300, 5)
+	if err != nil {
+		return c, err
+	}
+	c.drainDelay = time.Duration(drain) * time.Second
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")
 	}
@@ -76,6 +73,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
 	}
 	return c, nil
+}
+
+// envInt reads a whole number from lo to hi, or def when the variable is unset.
+func envInt(getenv func(string) string, name string, lo, hi, def int) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d", name, lo, hi)
+	}
+	return n, nil
 }
 
 func orDefault(v, def string) string {

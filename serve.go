@@ -88,6 +88,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		AllowedOrigins:   cfg.allowedOrigins,
 		TrustedProxies:   cfg.trustedProxies,
 		GitHubInFlight:   cfg.githubInFlight,
+		Replicas:         cfg.replicas,
 		Version:          version,
 		Metrics:          metrics,
 		MetricsElsewhere: cfg.metricsAddr != "",

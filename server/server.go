@@ -40,6 +40,11 @@ type Config struct {
 	// GitHubWait is how long a call waits for a slot before rate_limited.
 	GitHubInFlight int
 	GitHubWait     time.Duration
+	// Replicas is how many replicas share one PostgreSQL (default 1). The
+	// per-principal tool-call budget and the default GitHub cap are divided
+	// by it, so that the whole deployment stays within one replica's figures
+	// (docs/deploy.md gives the tolerance).
+	Replicas int
 	// Draining, once set, makes /readyz answer 503 so a load balancer stops
 	// sending new requests while in-flight ones finish (docs/deploy.md).
 	Draining *atomic.Bool
@@ -54,14 +59,15 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	c.Replicas = max(c.Replicas, 1)
 	if c.ToolRate == 0 {
-		c.ToolRate = 50
+		c.ToolRate = 50 / float64(c.Replicas)
 	}
 	if c.ToolBurst == 0 {
-		c.ToolBurst = 100
+		c.ToolBurst = max(100/c.Replicas, 1)
 	}
 	if c.GitHubInFlight == 0 {
-		c.GitHubInFlight = 64
+		c.GitHubInFlight = max(64/c.Replicas, 1)
 	}
 	if c.GitHubWait == 0 {
 		c.GitHubWait = 2 * time.Second
