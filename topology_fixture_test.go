@@ -164,6 +164,7 @@ type topology struct {
 	stops    []func() error
 	ca       *x509.CertPool
 	caFile   string
+	hooks    serveHooks // the fake GitHub
 }
 
 // newTopology sets up the tenant with the live-server fixture, then runs
@@ -189,8 +190,9 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 	for k, v := range extraEnv {
 		s.env[k] = v
 	}
+	tp.hooks = serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}
 	for range 2 {
-		base, stop := startServe(t, s.env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, s.logs)
+		base, stop := startServe(t, s.env, tp.hooks, s.logs)
 		tp.replicas = append(tp.replicas, base)
 		tp.stops = append(tp.stops, stop)
 	}
@@ -209,6 +211,22 @@ func (tp *topology) client(ip string) *loadClient {
 	c.hc.Transport = &http.Transport{DialContext: d.DialContext, DisableCompression: true,
 		TLSClientConfig: &tls.Config{RootCAs: tp.ca}, MaxIdleConnsPerHost: 16}
 	return c
+}
+
+// restart stops replica i (SIGTERM: drain, then exit) and starts it again
+// on the same address, as a rolling restart does.
+func (tp *topology) restart(t *testing.T, i int) error {
+	if err := tp.stops[i](); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", tp.replicas[i][len("http://"):])
+	if err != nil {
+		return err
+	}
+	hooks := tp.hooks
+	hooks.listener = ln
+	_, tp.stops[i] = startServe(t, tp.env, hooks, tp.logs)
+	return nil
 }
 
 // direct is a client of replica i alone, bypassing nginx.
