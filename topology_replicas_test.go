@@ -296,3 +296,37 @@ func tokenPair(t *testing.T, c *loadClient, client, rt string) map[string]string
 	}
 	return map[string]string{"access_token": access, "refresh_token": refresh}
 }
+
+// Row TP-08: the official TypeScript SDK client's whole OAuth flow and a
+// document read over https through nginx and two replicas (the CA given to
+// Node as NODE_EXTRA_CA_CERTS): discovery, registration, sign-in and consent
+// (the script plays the browser, __Host- cookies included), code exchange,
+// the read, a rotation and the reuse refusal, each request landing on either
+// replica.
+func TestTP08TypeScriptSDKThroughNginx(t *testing.T) {
+	tp := newTopology(t, nil)
+	link := str(t, adminRun(t, tp.env, "signin-link", "--principal-id", tp.person), "url")
+	out := runNodeEnv(t, "interop-sdk.mjs", map[string]any{"mcpURL": tp.public + "/mcp", "signinURL": link, "sourceID": tp.source},
+		3*time.Minute, "NODE_EXTRA_CA_CERTS="+tp.caFile)
+	checks := []struct {
+		path []string
+		want any
+	}{
+		{[]string{"signin", "sessionCookie"}, true},
+		{[]string{"full", "authorizeURL", "endpoint"}, tp.public + "/oauth/authorize"},
+		{[]string{"full", "authorizeURL", "resource"}, tp.public + "/mcp"},
+		{[]string{"full", "secondConnect"}, "connected"},
+		{[]string{"full", "issMatches"}, true},
+		{[]string{"full", "document", "isError"}, false},
+		{[]string{"full", "document", "sha256"}, sha(tp.doc)},
+		{[]string{"refresh", "rotated"}, true},
+		{[]string{"refresh", "connect"}, "connected"},
+		{[]string{"refresh", "reuse", "errorCode"}, "invalid_grant"},
+		{[]string{"refresh", "newAccessAfterReuse", "status"}, 401.0},
+	}
+	for _, c := range checks {
+		if got := at(out, c.path...); !jsonEqual(got, c.want) {
+			t.Errorf("%s = %v, want %v", strings.Join(c.path, "."), got, c.want)
+		}
+	}
+}
