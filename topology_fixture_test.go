@@ -164,6 +164,7 @@ type topology struct {
 	stops    []func() error
 	ca       *x509.CertPool
 	caFile   string
+	certFile string     // nginx's certificate
 	hooks    serveHooks // the fake GitHub
 }
 
@@ -180,8 +181,8 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 		t.Fatal(err)
 	}
 	tp := &topology{liveServer: s}
-	var cert, key string
-	tp.ca, tp.caFile, cert, key = throwawayCA(t, dir)
+	var key string
+	tp.ca, tp.caFile, tp.certFile, key = throwawayCA(t, dir)
 	listen := freeAddr(t)
 	tp.public = "https://" + listen
 	s.env["HEYAIRA_PUBLIC_URL"] = tp.public
@@ -196,7 +197,7 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 		tp.replicas = append(tp.replicas, base)
 		tp.stops = append(tp.stops, stop)
 	}
-	startNginx(t, dir, listen, cert, key, []string{tp.replicas[0][len("http://"):], tp.replicas[1][len("http://"):]})
+	startNginx(t, dir, listen, tp.certFile, key, []string{tp.replicas[0][len("http://"):], tp.replicas[1][len("http://"):]})
 	s.base = tp.public
 	s.access = newAccessToken(t, s.dbURL, s.person, s.project, tp.public+"/mcp")
 	s.clientID, s.refresh = insertRefreshToken(t, s.dbURL, s.person, s.project, tp.public+"/mcp")
