@@ -103,9 +103,11 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	mux := http.NewServeMux()
 	addRoutes(mux, logger, &cfg, st, gh, cursors)
 	var h http.Handler = mux
-	h = withClientAddr(cfg.TrustedProxies, h)
 	h = withSecurityHeaders(h)
 	h = withAccessLog(logger, cfg.Metrics, h)
+	// Outside the access log: it replaces the request, and the access log
+	// reads the route from the request the mux saw.
+	h = withClientAddr(cfg.TrustedProxies, h)
 	h = withRecover(logger, h)
 	h = withRequestID(h)
 	return h
