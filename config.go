@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"heyaira/server"
 )
 
 // config is everything serve reads from the environment, read once.
@@ -23,6 +28,10 @@ type config struct {
 	metricsAddr    string
 	metricsPublic  bool     // /metrics on the main listener too, without authentication
 	cimdHosts      []string // exact hostnames; none: CIMD off
+	trustedProxies []netip.Prefix
+	githubInFlight int           // 0: the server's default
+	replicas       int           // replicas sharing the database; budgets are divided by it
+	drainDelay     time.Duration // how long /readyz fails before the listener closes
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -52,6 +61,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 			c.cimdHosts = append(c.cimdHosts, h)
 		}
 	}
+	var err error
+	if c.trustedProxies, err = server.ParseTrustedProxies(getenv("HEYAIRA_TRUSTED_PROXIES")); err != nil {
+		return c, err
+	}
+	if c.githubInFlight, err = envInt(getenv, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0); err != nil {
+		return c, err
+	}
+	if c.replicas, err = envInt(getenv, "HEYAIRA_REPLICAS", 1, 64, 1); err != nil {
+		return c, err
+	}
+	drain, err := envInt(getenv, "HEYAIRA_DRAIN_SECONDS", 0, 300, 5)
+	if err != nil {
+		return c, err
+	}
+	c.drainDelay = time.Duration(drain) * time.Second
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")
 	}
@@ -88,6 +112,19 @@ func isLoopbackName(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// envInt reads a whole number from lo to hi, or def when the variable is unset.
+func envInt(getenv func(string) string, name string, lo, hi, def int) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d", name, lo, hi)
+	}
+	return n, nil
 }
 
 func orDefault(v, def string) string {

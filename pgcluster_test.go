@@ -31,6 +31,20 @@ type pgCluster struct {
 // startPGCluster initialises and starts a cluster, stopped at t.Cleanup.
 func startPGCluster(t testing.TB) *pgCluster {
 	t.Helper()
+	c := newPGCluster(t)
+	if out, err := c.as(filepath.Join(c.bin, "initdb"), "-N", "-D", c.data, "-U", "postgres", "--auth=trust",
+		"-E", "UTF8", "--locale=C.UTF-8"); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	c.start()
+	return c
+}
+
+// newPGCluster makes the directory of a cluster that is not initialised
+// yet, owned by the cluster's user; the cluster is stopped and the
+// directory removed at t.Cleanup.
+func newPGCluster(t testing.TB) *pgCluster {
+	t.Helper()
 	storetest.BaseURL(t) // the same precondition as every database test
 	bin, err := storetest.PGBin()
 	if err != nil {
@@ -56,15 +70,16 @@ func startPGCluster(t testing.TB) *pgCluster {
 		c.pgctl("-m", "immediate", "-w", "stop")
 		os.RemoveAll(dir)
 	})
-	if out, err := c.as(filepath.Join(bin, "initdb"), "-N", "-D", c.data, "-U", "postgres", "--auth=trust",
-		"-E", "UTF8", "--locale=C.UTF-8"); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories='%s' -c fsync=off -c max_connections=200", dir)
-	if out, err := c.pgctl("-w", "-t", "60", "-o", opts, "start"); err != nil {
-		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, c.logTail())
-	}
 	return c
+}
+
+// start starts the cluster on its unix socket only.
+func (c *pgCluster) start() {
+	c.t.Helper()
+	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories='%s' -c fsync=off -c max_connections=200", c.dir)
+	if out, err := c.pgctl("-w", "-t", "60", "-o", opts, "start"); err != nil {
+		c.t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, c.logTail())
+	}
 }
 
 // as runs a command as the cluster's owner.

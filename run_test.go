@@ -84,6 +84,7 @@ func baseEnv(t *testing.T, dbURL string) testEnv {
 		"HEYAIRA_DATABASE_URL":    dbURL,
 		"HEYAIRA_CURSOR_KEY_FILE": writeFile(t, "cursor.key", hexKey(), 0o600),
 		"HEYAIRA_LISTEN_ADDR":     "127.0.0.1:0",
+		"HEYAIRA_DRAIN_SECONDS":   "0", // tests that drain set their own
 	}
 }
 

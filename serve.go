@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"heyaira/cursor"
@@ -31,6 +32,11 @@ type serveHooks struct {
 	cimdDial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	cimdRoots *x509.CertPool
 }
+
+// shutdownGrace bounds how long in-flight requests may take after the
+// listener closes (a 1 MiB read takes milliseconds; GitHub calls time out
+// sooner than this).
+const shutdownGrace = 20 * time.Second
 
 // serve runs the HTTP server until ctx is done, then shuts down gracefully.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, hooks serveHooks) error {
@@ -79,9 +85,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	}()
 	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
 
+	draining := &atomic.Bool{}
 	scfg := server.Config{
+		Draining:       draining,
 		PublicURL:      cfg.publicURL,
 		AllowedOrigins: cfg.allowedOrigins,
+		TrustedProxies: cfg.trustedProxies,
+		GitHubInFlight: cfg.githubInFlight,
+		Replicas:       cfg.replicas,
 		Version:        version,
 		Metrics:        metrics,
 		MetricsOnMain:  cfg.metricsPublic,
@@ -122,8 +133,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		return err
 	case <-ctx.Done():
 	}
+	// Drain: /readyz fails at once, new requests are still served for the
+	// drain delay (while the load balancer notices), then the listener
+	// closes and in-flight requests get up to shutdownGrace to finish.
+	draining.Store(true)
+	logger.Info("draining", "delay", cfg.drainDelay.String())
+	time.Sleep(cfg.drainDelay)
 	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

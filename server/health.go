@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"heyaira/store"
@@ -15,9 +16,14 @@ func handleHealthz() http.Handler {
 	})
 }
 
-// handleReadyz reports whether the database answers within a second.
-func handleReadyz(st *store.DB) http.Handler {
+// handleReadyz reports whether the database answers within a second, and
+// fails at once when the replica is draining.
+func handleReadyz(st *store.DB, draining *atomic.Bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 		defer cancel()
 		if err := st.Ping(ctx); err != nil {

@@ -15,6 +15,7 @@ type ctxKey int
 const (
 	reqIDKey ctxKey = iota
 	logAttrsKey
+	clientAddrKey
 )
 
 // withRequestID gives every request a server-generated id. A client-supplied

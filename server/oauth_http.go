@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -235,15 +234,6 @@ func canonicalResource(cfg *Config, s string) (string, bool) {
 		return want, true
 	}
 	return "", false
-}
-
-// remoteIP is the client's address for rate limiting. Forwarded headers are
-// not trusted: behind a proxy, every client shares the proxy's bucket.
-func remoteIP(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return h
-	}
-	return r.RemoteAddr
 }
 
 // pendingValue and pendingTarget carry an authorization request's URL

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"heyaira/oauth"
 	"heyaira/store"
@@ -31,14 +33,22 @@ type tokenResponse struct {
 // with an empty password) → grant type → request syntax → the store's
 // single-use transaction, in which the code's bindings and PKCE are checked.
 func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateLimiter) http.Handler {
-	return withOAuthCORS(throttleFailures(cfg, failures, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fw := &failureWriter{statusWriter: statusWriter{ResponseWriter: w}, key: failureKey(remoteIP(r), "")}
+		defer fw.charge(failures, cfg.Now)
+		w = fw
 		form, err := readForm(w, r)
 		if err != nil {
-			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
+			if !fw.throttled(r, failures, cfg.Now) {
+				writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
+			}
 			return
 		}
 		client, oerr, status := tokenClient(r, st, form)
 		if oerr != nil {
+			if fw.throttled(r, failures, cfg.Now) {
+				return
+			}
 			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
 				w.Header().Set("WWW-Authenticate", `Basic realm="heyaira"`)
 			}
@@ -50,6 +60,10 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateL
 			return
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))
+		fw.key = failureKey(remoteIP(r), client.ID)
+		if fw.throttled(r, failures, cfg.Now) {
+			return
+		}
 		var iss store.Issued
 		var access, refresh string
 		switch form.Get("grant_type") {
@@ -73,17 +87,21 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateL
 			resp.RefreshToken = refresh
 		}
 		writeOAuthJSON(w, http.StatusOK, resp)
-	})))
+	}))
 }
 
-// Refused token requests are limited per remote address (LD-04): a client
-// that keeps presenting bad codes, refresh tokens or client ids gets 429
-// before any database work, once it has spent the burst. Successful
-// requests cost nothing, so honest clients never meet the limit. Guessing
-// a 256-bit secret is hopeless anyway; the limit bounds the load a
-// stream of garbage can put on the database.
+// Refused token requests are limited per client address and client (LD-04,
+// TP-01): a client that keeps presenting bad codes or refresh tokens gets
+// 429 before any grant work, once it has spent the burst. Requests whose
+// client is not known (a malformed form, a made-up client_id) share one
+// bucket per address, so they cannot empty a registered client's bucket
+// even from the same address (a proxy, a NAT, a hosted runtime's egress).
+// Successful requests cost nothing, so honest clients never meet the
+// limit. Guessing a 256-bit secret is hopeless anyway; the limit bounds
+// the load a stream of garbage can put on the database, which is one
+// primary-key lookup of the client per request once throttled.
 const (
-	tokenFailureRate  = 1.0 // refusals per second, per address, after the burst
+	tokenFailureRate  = 1.0 // refusals per second, per bucket, after the burst
 	tokenFailureBurst = 60
 )
 
@@ -91,23 +109,39 @@ func newTokenFailureLimiter() *rateLimiter {
 	return newRateLimiter(tokenFailureRate, tokenFailureBurst)
 }
 
-// throttleFailures refuses requests from an address whose refusals have
-// used up its bucket, and charges the bucket for every 400 or 401.
-func throttleFailures(cfg *Config, failures *rateLimiter, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip := remoteIP(r)
-		if wait, ok := failures.peek(ip, cfg.Now()); !ok {
-			addLog(r.Context(), slog.String("code", "rate_limited"))
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			writeOAuthError(w, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
-			failures.allow(ip, cfg.Now())
-		}
-	})
+// failureKey names a failure bucket: the client address, and the client
+// once it is known ("" before). The client id is hashed so that a made-up
+// one of any length costs a fixed-size key.
+func failureKey(addr, clientID string) string {
+	if clientID == "" {
+		return addr
+	}
+	h := sha256.Sum256([]byte(clientID))
+	return addr + " " + base64.RawURLEncoding.EncodeToString(h[:16])
+}
+
+// failureWriter charges its bucket when the response is a 400 or 401.
+type failureWriter struct {
+	statusWriter
+	key string
+}
+
+// throttled answers 429 and reports true when the bucket is empty.
+func (fw *failureWriter) throttled(r *http.Request, failures *rateLimiter, now func() time.Time) bool {
+	wait, ok := failures.peek(fw.key, now())
+	if ok {
+		return false
+	}
+	addLog(r.Context(), slog.String("code", "rate_limited"))
+	fw.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+	writeOAuthError(fw, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
+	return true
+}
+
+func (fw *failureWriter) charge(failures *rateLimiter, now func() time.Time) {
+	if fw.status == http.StatusBadRequest || fw.status == http.StatusUnauthorized {
+		failures.allow(fw.key, now())
+	}
 }
 
 // tokenClient authenticates a public client: it names itself by client_id

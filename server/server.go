@@ -15,6 +15,8 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"heyaira/cursor"
@@ -34,7 +36,10 @@ type Config struct {
 	// ToolRate and ToolBurst bound tool calls per principal (per second, burst).
 	ToolRate  float64
 	ToolBurst int
-	// GitHubInFlight caps concurrent GitHub requests server-wide (default 64);
+	// TrustedProxies are the peers whose X-Forwarded-For is believed, for
+	// the client address used by rate limits and logs (docs/deploy.md).
+	TrustedProxies []netip.Prefix
+	// GitHubInFlight caps concurrent GitHub requests per replica (default 64);
 	// GitHubWait is how long a call waits for a slot before rate_limited.
 	GitHubInFlight int
 	GitHubWait     time.Duration
@@ -46,6 +51,14 @@ type Config struct {
 	GitHubProjectShare   int
 	GitHubPrincipalShare int
 	GitHubHourlyBudget   int
+	// Replicas is how many replicas share one PostgreSQL (default 1). The
+	// per-principal tool-call budget and the default GitHub cap are divided
+	// by it, so that the whole deployment stays within one replica's figures
+	// (docs/deploy.md gives the tolerance).
+	Replicas int
+	// Draining, once set, makes /readyz answer 503 so a load balancer stops
+	// sending new requests while in-flight ones finish (docs/deploy.md).
+	Draining *atomic.Bool
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Metrics receives counters and histograms; nil means a private registry.
@@ -62,14 +75,15 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	c.Replicas = max(c.Replicas, 1)
 	if c.ToolRate == 0 {
-		c.ToolRate = 50
+		c.ToolRate = 50 / float64(c.Replicas)
 	}
 	if c.ToolBurst == 0 {
-		c.ToolBurst = 100
+		c.ToolBurst = max(100/c.Replicas, 1)
 	}
 	if c.GitHubInFlight == 0 {
-		c.GitHubInFlight = 64
+		c.GitHubInFlight = max(64/c.Replicas, 1)
 	}
 	if c.GitHubProjectShare == 0 {
 		c.GitHubProjectShare = max(1, c.GitHubInFlight/4)
@@ -82,6 +96,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.GitHubWait == 0 {
 		c.GitHubWait = 2 * time.Second
+	}
+	if c.Draining == nil {
+		c.Draining = &atomic.Bool{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -113,6 +130,9 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	var h http.Handler = mux
 	h = withSecurityHeaders(h)
 	h = withAccessLog(logger, cfg.Metrics, h)
+	// Outside the access log: it replaces the request, and the access log
+	// reads the route from the request the mux saw.
+	h = withClientAddr(cfg.TrustedProxies, h)
 	h = withRecover(logger, h)
 	h = withRequestID(h)
 	return h

@@ -4,7 +4,7 @@
 // URL (PKCE) and serves the loopback redirect URI that receives the code.
 //
 // Input: one JSON argument {authorizeURL, signinURL, callbackURL, artifactsDir,
-// userDataDir, chromium}. Output: one JSON line on stdout, {ok: true, ...} or
+// userDataDir, chromium, extraArgs (optional Chromium flags)}. Output: one JSON line on stdout, {ok: true, ...} or
 // {ok: false, error, ...what was seen so far}. Diagnostics go to stderr.
 
 import path from 'node:path';
@@ -24,7 +24,8 @@ async function main() {
     executablePath: cfg.chromium,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      ...(cfg.extraArgs ?? [])],
     viewport: { width: 900, height: 900 },
     timeout: 60_000,
   });
