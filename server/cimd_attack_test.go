@@ -134,7 +134,9 @@ const cimdCanary = "cimd-canary-3f9a1c0e7b5d4e2a8c6b"
 func TestCMSlowLoris(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 300*time.Millisecond, "docs.example") })
+	// 2 s rather than less: under a busy parallel run the TLS handshake alone
+	// can take a few hundred milliseconds, and the deadline must fall on the body.
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 2*time.Second, "docs.example") })
 	url := "https://docs.example/slow"
 	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

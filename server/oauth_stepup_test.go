@@ -35,7 +35,7 @@ func TestBT42StepUpConsentCannotLoop(t *testing.T) {
 	tok := e.exchange(c, codeFrom(t, b.approve(first, tn.project, "memory:read")))
 	r := e.rpc(str(tok.body, "access_token"), "tools/call", map[string]any{"name": "git_document_get",
 		"arguments": map[string]any{"source_id": src}})
-	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read"`) {
+	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read memory:read"`) {
 		t.Fatalf("document read without the scope: %d %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
 
