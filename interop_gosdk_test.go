@@ -62,6 +62,41 @@ func TestInteropGoSDK(t *testing.T) {
 	}
 }
 
+// TestInteropTypeScriptSDKv2 runs the official TypeScript SDK v2 client
+// (@modelcontextprotocol/client, pinned in scripts/js/package.json) in its
+// auto mode (it probes server/discover and speaks 2026-07-28) and its
+// legacy mode (initialize), with the same calls as TestInteropGoSDK.
+func TestInteropTypeScriptSDKv2(t *testing.T) {
+	t.Parallel()
+	f := newInteropFixture(t)
+	tok := "hya_" + rand.Text() + rand.Text()
+	insertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
+		[]string{"memory:read", "memory:write", "documents:read"})
+	sum := sha256.Sum256(f.doc)
+	for mode, version := range map[string]string{"auto": "2026-07-28", "legacy": "2025-11-25"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			out := runNode(t, "interop-sdk-v2.mjs", map[string]string{"url": f.base + "/mcp", "token": tok,
+				"sourceID": f.source, "mode": mode}, 90*time.Second)
+			if out["ok"] != true {
+				t.Fatalf("TS SDK v2 (%s): %v", mode, out["error"])
+			}
+			if out["protocolVersion"] != version {
+				t.Errorf("negotiated %v, want %s", out["protocolVersion"], version)
+			}
+			if tools, _ := out["tools"].([]any); len(tools) != 14 {
+				t.Errorf("tools = %v", tools)
+			}
+			if at(out, "memoryGet", "structuredContent", "content") != "from TS v2 é" {
+				t.Errorf("memory_get: %v", out["memoryGet"])
+			}
+			if at(out, "document", "isError") == true || at(out, "document", "structuredContent", "sha256") != hex.EncodeToString(sum[:]) {
+				t.Errorf("git_document_get: %v", out["document"])
+			}
+		})
+	}
+}
+
 // buildGoSDKClient builds scripts/gosdk offline: scripts/test has fetched
 // its modules (pinned by its go.sum).
 func buildGoSDKClient(t *testing.T) string {

@@ -53,10 +53,10 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 			writeRPCError(w, http.StatusBadRequest, msg.ID, rerr)
 			return
 		}
-		version, modern := metaVersion(msg.Params)
+		version, caps, modern := modernMeta(msg.Params)
 		modern = modern && msg.ID != nil && !msg.IsResponse
 		if modern {
-			if merr := checkModern(r, msg, version); merr != nil {
+			if merr := checkModern(r, msg, version, caps); merr != nil {
 				writeModernError(w, msg.ID, merr)
 				return
 			}

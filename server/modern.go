@@ -24,6 +24,7 @@ const (
 	codeHeaderMismatch      = -32020
 	codeUnsupportedProtocol = -32022
 	metaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities  = "io.modelcontextprotocol/clientCapabilities"
 	// toolsListTTL is how long a client may keep tools/list (ttlMs). The
 	// list is fixed for a running server.
 	toolsListTTL = 5 * 60 * 1000
@@ -38,36 +39,40 @@ type modernError struct {
 	Data   any    `json:"data,omitempty"`
 }
 
-// metaVersion is params._meta's protocol version, or "" when the request
-// carries none (a legacy-era request).
-func metaVersion(params json.RawMessage) (string, bool) {
+// modernMeta reads params._meta: modern is whether it carries any of the
+// modern era's keys (the protocol version or the client capabilities);
+// version is the protocol version, "" when absent or not a string; caps is
+// whether the client capabilities are present.
+func modernMeta(params json.RawMessage) (version string, caps, modern bool) {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return "", false
+		return "", false, false
 	}
-	raw, ok := p.Meta[metaProtocolVersion]
-	if !ok {
-		return "", false
+	raw, hasVersion := p.Meta[metaProtocolVersion]
+	_, caps = p.Meta[metaClientCapabilities]
+	if hasVersion {
+		json.Unmarshal(raw, &version)
 	}
-	var v string
-	if json.Unmarshal(raw, &v) != nil {
-		return "", true // present but not a string: unsupported
-	}
-	return v, true
+	return version, caps, hasVersion || caps
 }
 
-// checkModern applies the modern era's header rules to a request whose
-// _meta names version. It returns nil when the request is to be served.
-func checkModern(r *http.Request, msg rpcMessage, version string) *modernError {
-	if !contains(modernVersions, version) {
-		return &modernError{status: http.StatusBadRequest, Code: codeUnsupportedProtocol,
-			Msg:  "unsupported protocol version",
-			Data: map[string]any{"supported": allVersions, "requested": version}}
+// checkModern applies the modern era's rules to a request whose _meta names
+// version (caps: whether it names the client capabilities). It returns nil
+// when the request is to be served.
+func checkModern(r *http.Request, msg rpcMessage, version string, caps bool) *modernError {
+	invalid := func(what string) *modernError {
+		return &modernError{status: http.StatusBadRequest, Code: codeInvalidParams, Msg: "invalid params: " + what}
 	}
 	mismatch := func(what string) *modernError {
 		return &modernError{status: http.StatusBadRequest, Code: codeHeaderMismatch, Msg: "header mismatch: " + what}
+	}
+	switch {
+	case version == "":
+		return invalid("_meta must name the protocol version")
+	case !caps:
+		return invalid("_meta must carry the client capabilities")
 	}
 	h := r.Header.Get("MCP-Protocol-Version")
 	// Deliberate deviation (claude-code#93290): claude.ai connectors send a
@@ -75,6 +80,11 @@ func checkModern(r *http.Request, msg rpcMessage, version string) *modernError {
 	// negotiated, so that one pair is served as 2026-07-28.
 	if h != version && !(version == "2026-07-28" && h == "2025-11-25") {
 		return mismatch("MCP-Protocol-Version must equal the _meta protocol version")
+	}
+	if !contains(modernVersions, version) {
+		return &modernError{status: http.StatusBadRequest, Code: codeUnsupportedProtocol,
+			Msg:  "unsupported protocol version",
+			Data: map[string]any{"supported": allVersions, "requested": version}}
 	}
 	if headerValue(r.Header.Get("Mcp-Method")) != msg.Method {
 		return mismatch("Mcp-Method must equal the request's method")
