@@ -33,6 +33,8 @@ type benchConfig struct {
 	tableFor time.Duration // per document size (HEYAIRA_BENCH_TABLE_DURATION, 30s)
 	stepFor  time.Duration // per saturation step (HEYAIRA_BENCH_STEP, 5s)
 	memFor   time.Duration // the 64-concurrent 1 MiB phase (HEYAIRA_BENCH_MEMORY_DURATION, 10s)
+	// singleFor is each closed loop of the one-principal phase (HEYAIRA_BENCH_SINGLE_DURATION, 5s).
+	singleFor time.Duration
 	// poolWait is how long the soak follows the raw counts, pools included,
 	// until they are back (HEYAIRA_BENCH_POOL_WAIT, 150s; 0 to skip).
 	poolWait time.Duration
@@ -44,13 +46,13 @@ type benchConfig struct {
 	// all of benchSizes when unset).
 	sizes map[string]int
 	// phases are the phases run (HEYAIRA_BENCH_PHASES, a comma list of
-	// latency, soak, memory, saturation; all when unset). The per-call
+	// latency, single, soak, memory, saturation; all when unset). The per-call
 	// counts always run: they are cheap and warm every pool.
 	phases map[string]bool
 }
 
 // benchPhases are the phases of a full run, in the order they run.
-var benchPhases = []string{"latency", "soak", "memory", "saturation"}
+var benchPhases = []string{"latency", "single", "soak", "memory", "saturation"}
 
 func loadBenchConfig(t *testing.T) benchConfig {
 	t.Helper()
@@ -82,6 +84,7 @@ func loadBenchConfig(t *testing.T) benchConfig {
 		tableFor:   dur("HEYAIRA_BENCH_TABLE_DURATION", 30*time.Second),
 		stepFor:    dur("HEYAIRA_BENCH_STEP", 5*time.Second),
 		memFor:     dur("HEYAIRA_BENCH_MEMORY_DURATION", 10*time.Second),
+		singleFor:  dur("HEYAIRA_BENCH_SINGLE_DURATION", 5*time.Second),
 		poolWait:   dur("HEYAIRA_BENCH_POOL_WAIT", 150*time.Second),
 		report:     os.Getenv("HEYAIRA_BENCH_REPORT"),
 		cpuProfile: os.Getenv("HEYAIRA_BENCH_CPU_PROFILE"),
@@ -123,14 +126,14 @@ func benchPickPhases(t *testing.T) map[string]bool {
 }
 
 // benchSizes are the documents of the table.
-var benchSizes = map[string]int{"1 KiB": 1 << 10, "16 KiB": 16 << 10, "1 MiB": 1 << 20}
+var benchSizes = map[string]int{"1 KiB": 1 << 10, "2.5 KB": 2500, "16 KiB": 16 << 10, "1 MiB": 1 << 20}
 
 func TestBench(t *testing.T) {
 	if os.Getenv("HEYAIRA_BENCH") != "1" {
 		t.Skip("load harness, not a test: scripts/bench runs it (HEYAIRA_BENCH=1); it takes minutes and writes the table of docs/performance.md")
 	}
 	cfg := loadBenchConfig(t)
-	for phase, needs := range map[string][]string{"soak": {"1 KiB", "16 KiB"}, "memory": {"1 MiB"}} {
+	for phase, needs := range map[string][]string{"soak": {"1 KiB", "16 KiB"}, "memory": {"1 MiB"}, "single": {"2.5 KB"}} {
 		for _, size := range needs {
 			if _, ok := cfg.sizes[size]; cfg.phases[phase] && !ok {
 				t.Fatalf("phase %s reads the %s document: add it to HEYAIRA_BENCH_SIZES", phase, size)
@@ -147,10 +150,13 @@ func TestBench(t *testing.T) {
 	// pools at their largest, which would blur the soak's baseline.
 	counts := benchCounters(t, e, 60)
 	var table []benchRow
-	var soak, memory string
+	var soak, memory, single string
 	sat := map[*benchDoc]benchSat{}
 	if cfg.phases["latency"] {
 		table = benchLatencyTable(e, cfg)
+	}
+	if cfg.phases["single"] {
+		single = benchSingle(t, e, cfg)
 	}
 	if cfg.phases["soak"] {
 		soak = benchSoak(t, e, cfg)
@@ -162,6 +168,7 @@ func TestBench(t *testing.T) {
 		sat = benchSaturation(e, cfg, table)
 	}
 	r.WriteString(benchTableMarkdown(e, table, sat, cfg))
+	r.WriteString(single)
 	r.WriteString(soak)
 	r.WriteString(memory)
 	r.WriteString(counts.markdown(e))

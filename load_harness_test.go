@@ -40,6 +40,7 @@ type benchEnv struct {
 	cmd     *exec.Cmd
 	exited  chan error
 	base    string // the server: http://127.0.0.1:port
+	dbURL   string // the server's database, straight (not through the proxy)
 	debug   string // the helper's debug listener
 	logPath string
 	docs    []*benchDoc
@@ -80,7 +81,7 @@ const benchCommit = "3333333333333333333333333333333333333333"
 func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[string]int) *benchEnv {
 	t.Helper()
 	dbURL := storetest.NewMigratedURL(t)
-	e := &benchEnv{t: t, gh: githubtest.New(t), pg: newBenchPGProxy(t, dbURL), conns: users, exited: make(chan error, 1)}
+	e := &benchEnv{t: t, gh: githubtest.New(t), pg: newBenchPGProxy(t, dbURL), conns: users, exited: make(chan error, 1), dbURL: dbURL}
 	e.gh.SetLatency(latency)
 
 	// The tenant, written with the store's own methods, straight to the

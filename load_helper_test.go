@@ -90,9 +90,12 @@ func TestServeHelperProcess(t *testing.T) {
 
 	// The harness measures the read path of one project at full
 	// concurrency, so that project may hold every GitHub slot (by default
-	// a project holds a quarter: server/flights.go).
+	// a project holds a quarter: server/flights.go). Its one-principal
+	// phase sends one agent's calls as fast as the server answers them, far
+	// above the per-principal tool rate (50/s): the limiter still runs on
+	// every call, and is measured, but never refuses.
 	hooks := serveHooks{githubBaseURL: os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), githubHTTP: ghHTTP, listener: ln,
-		tune: func(c *server.Config) { c.GitHubProjectShare = 64 }}
+		tune: func(c *server.Config) { c.GitHubProjectShare, c.ToolRate, c.ToolBurst = 64, 1e6, 1e6 }}
 	if err := serve(ctx, os.Getenv, os.Stderr, hooks); err != nil {
 		t.Fatalf("serve: %v", err)
 	}

@@ -56,7 +56,7 @@ pg_start() {
 			|| { cat "$dir/initdb.log" >&2; return 1; }
 	fi
 	pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" -l "$dir/postgres.log" -w -t 60 \
-		-o "-c listen_addresses='' -c unix_socket_directories='$PG_SOCKET_DIR' -c max_connections=300 -c fsync=off" \
+		-o "-c listen_addresses='' -c unix_socket_directories='$PG_SOCKET_DIR' -c max_connections=300 -c fsync=off ${PG_EXTRA_OPTS:-}" \
 		start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
 	PG_STARTED=$dir
 	PG_BASE_URL="postgres://postgres@/postgres?host=$PG_SOCKET_DIR&sslmode=disable"

@@ -51,6 +51,10 @@ func NewMetrics() *Metrics {
 	}
 }
 
+// labelEscaper escapes label values per the text format. It is built once:
+// a Replacer per value cost 7–8% of the server's CPU on small reads (issue 19).
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
 // labels renders label pairs; values are escaped per the text format.
 func labels(kv ...string) string {
 	var b strings.Builder
@@ -58,8 +62,10 @@ func labels(kv ...string) string {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
-		fmt.Fprintf(&b, `%s="%s"`, kv[i], v)
+		b.WriteString(kv[i])
+		b.WriteString(`="`)
+		labelEscaper.WriteString(&b, kv[i+1])
+		b.WriteByte('"')
 	}
 	return b.String()
 }

@@ -40,3 +40,23 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Error("/metrics exposes a token or an identifier")
 	}
 }
+
+// TestMetricsLabelEscaping pins the text format's escaping of label values
+// (backslash, double quote, newline), done by one shared Replacer.
+func TestMetricsLabelEscaping(t *testing.T) {
+	got := labels("route", "a\\b\"c\nd", "status", "200")
+	want := `route="a\\b\"c\nd",status="200"`
+	if got != want {
+		t.Errorf("labels = %s, want %s", got, want)
+	}
+	if got := labels(); got != "" {
+		t.Errorf("labels() = %q, want empty", got)
+	}
+}
+
+func BenchmarkMetricsLabels(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		labels("route", "/mcp", "status", "200")
+	}
+}

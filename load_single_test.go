@@ -1,0 +1,222 @@
+package main
+
+// The one-principal phase of TestBench (issue 19): one agent with one token
+// reading a 2.5 KB document as fast as the server answers, sequentially
+// beside the bare GET, then 1, 8 and 32 calls at a time, against the fake
+// GitHub with no added latency. The other phases spread their load over
+// many principals, which hides what one busy agent meets: the pool and
+// PostgreSQL under 32 requests at once.
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"heyaira/store/storetest"
+)
+
+// benchSingleLoop is one closed loop of the phase.
+type benchSingleLoop struct {
+	workers           int
+	reads, bare       benchStats
+	readsPerSec       float64
+	bareReadsPerSec   float64
+	serverCPU, pgCPU  time.Duration // per read
+	sessionsPer1000   float64       // new database connections the server opened, per 1000 reads
+	statementsPerRead float64
+}
+
+func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
+	t.Helper()
+	var d *benchDoc
+	for _, x := range e.docs {
+		if x.name == "2.5 KB" {
+			d = x
+		}
+	}
+	e.gh.SetLatency(0)
+	defer e.gh.SetLatency(cfg.latency)
+	pg := newBenchPGCPU(t)
+	defer pg.db.Close()
+	u := e.users[0]
+	read := func() benchResult { return e.read(u, u.first[d], d) }
+	bare := func() benchResult { r, _ := e.bare(d); return r }
+
+	// Sequential, interleaved, the order swapped every round.
+	const warm, rounds = 50, 1000
+	var seq []benchSample
+	for i := range warm + rounds {
+		for j := range 2 {
+			kind, fire := "read", read
+			if (i+j)%2 == 1 {
+				kind, fire = "bare", bare
+			}
+			start := time.Now()
+			r := fire()
+			if i >= warm {
+				seq = append(seq, benchSample{kind: kind, res: r, lat: time.Since(start)})
+			}
+		}
+	}
+	seqRead, seqBare := benchSummarize(seq, "read"), benchSummarize(seq, "bare")
+
+	var loops []benchSingleLoop
+	for _, c := range []int{1, 8, 32} {
+		l := benchSingleLoop{workers: c}
+		s0, _ := e.cpu()
+		pgc0, acc0 := pg.cpu(), e.pg.counts()
+		if c == 32 {
+			if path := os.Getenv("HEYAIRA_BENCH_SINGLE_PROFILE"); path != "" {
+				go e.cpuProfile(path, cfg.singleFor*2/3)
+			}
+			pg.resetStatements()
+		}
+		start := time.Now()
+		samples := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "read", read() })
+		wall := time.Since(start)
+		s1, _ := e.cpu()
+		pgc1, acc1 := pg.cpu(), e.pg.counts().sub(acc0)
+		l.reads = benchSummarize(samples, "")
+		n := float64(l.reads.n - l.reads.errors)
+		l.readsPerSec = n / wall.Seconds()
+		l.serverCPU = time.Duration(float64(s1-s0) / n)
+		l.pgCPU = time.Duration(float64(pgc1-pgc0) / n)
+		l.sessionsPer1000 = 1000 * float64(acc1.accepted) / n
+		l.statementsPerRead = float64(acc1.statements) / n
+		start = time.Now()
+		bs := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "bare", bare() })
+		l.bare = benchSummarize(bs, "")
+		l.bareReadsPerSec = float64(l.bare.n-l.bare.errors) / time.Since(start).Seconds()
+		loops = append(loops, l)
+	}
+	statements := pg.statements()
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## One principal, small reads (issue 19)\n\n")
+	fmt.Fprintf(&b, "The %s document (first fragment = whole file) read by one principal with one token, fake GitHub with no added latency. "+
+		"Sequential: %d rounds of one read and one bare GET, in alternating order. Closed loops of %v per concurrency, then the bare GET at the same concurrency. "+
+		"CPU is the server process and the whole PostgreSQL cluster (postmaster, backends, and the backends it reaped). Load average at the end: %s.\n\n",
+		d.name, rounds, cfg.singleFor, benchLoadAvg())
+	b.WriteString("| measure | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| sequential p50: read / bare GET / ratio | %s / %s / %.2f× |\n", benchMs(seqRead.p50), benchMs(seqBare.p50),
+		float64(seqRead.p50)/float64(seqBare.p50))
+	fmt.Fprintf(&b, "| sequential p99: read / bare GET | %s / %s |\n", benchMs(seqRead.p99), benchMs(seqBare.p99))
+	fmt.Fprintf(&b, "| sequential errors: read / bare | %s / %s |\n", seqRead.errorText(), seqBare.errorText())
+	b.WriteString("\n| concurrent | reads/s | bare GETs/s | p50 | p99 | bare p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | new DB sessions /1000 reads | statements/read | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range loops {
+		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s | %s | %.2f× | %s | %s | %.1f | %.2f | %s |\n", l.workers, l.readsPerSec, l.bareReadsPerSec,
+			benchMs(l.reads.p50), benchMs(l.reads.p99), benchMs(l.bare.p99), float64(l.reads.p99)/float64(l.bare.p99),
+			benchMs(l.serverCPU), benchMs(l.pgCPU), l.sessionsPer1000, l.statementsPerRead, l.reads.errorText())
+	}
+	if statements != "" {
+		b.WriteString("\nPostgreSQL's view of the 32-concurrent loop (pg_stat_statements, by total time):\n\n")
+		b.WriteString(statements)
+	}
+	return b.String()
+}
+
+// benchPGCPU reads the CPU time of the whole PostgreSQL cluster from /proc:
+// the postmaster with the children it has reaped, plus its live children.
+type benchPGCPU struct {
+	t          *testing.T
+	db         *sql.DB
+	postmaster int
+	pgss       bool // pg_stat_statements is loaded
+}
+
+func newBenchPGCPU(t *testing.T) *benchPGCPU {
+	t.Helper()
+	db, err := sql.Open("postgres", storetest.BaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	var backend int
+	if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	f := benchProcStat(backend)
+	if f == nil {
+		t.Fatalf("no /proc entry for PostgreSQL backend %d", backend)
+	}
+	pm, _ := strconv.Atoi(f[1])
+	p := &benchPGCPU{t: t, db: db, postmaster: pm}
+	// Only where the cluster preloads it (scripts/bench: HEYAIRA_BENCH_PGSS=1).
+	_, err = db.Exec(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	var one int
+	p.pgss = err == nil && db.QueryRow(`SELECT count(*) FROM pg_stat_statements`).Scan(&one) == nil
+	return p
+}
+
+// benchProcStat is the fields of /proc/pid/stat after the command name
+// (f[0] is the state, f[1] the parent, f[11]… utime, stime, cutime, cstime).
+func benchProcStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+}
+
+func (p *benchPGCPU) cpu() time.Duration {
+	ticks := func(f []string, n int) int64 {
+		var s int64
+		for _, x := range f[11 : 11+n] {
+			v, _ := strconv.ParseInt(x, 10, 64)
+			s += v
+		}
+		return s
+	}
+	total := ticks(benchProcStat(p.postmaster), 4)
+	ents, _ := filepath.Glob("/proc/[0-9]*/stat")
+	want := strconv.Itoa(p.postmaster)
+	for _, path := range ents {
+		pid, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(path, "/proc/"), "/stat"))
+		if f := benchProcStat(pid); f != nil && f[1] == want {
+			total += ticks(f, 2)
+		}
+	}
+	return time.Duration(total) * 10 * time.Millisecond
+}
+
+func (p *benchPGCPU) resetStatements() {
+	if p.pgss {
+		p.db.Exec(`SELECT pg_stat_statements_reset()`)
+	}
+}
+
+// statements is a markdown table of the statements the server ran since
+// resetStatements, most total time first.
+func (p *benchPGCPU) statements() string {
+	if !p.pgss {
+		return ""
+	}
+	rows, err := p.db.Query(`
+		SELECT calls, round(mean_exec_time::numeric * 1000, 1), round(total_exec_time::numeric, 1),
+		       shared_blks_hit + shared_blks_read, wal_records, regexp_replace(left(query, 90), '\s+', ' ', 'g')
+		FROM pg_stat_statements
+		WHERE query NOT LIKE '%pg_stat_statements%' AND calls >= 100
+		ORDER BY total_exec_time DESC LIMIT 6`)
+	if err != nil {
+		return fmt.Sprintf("(pg_stat_statements: %v)\n", err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString("| calls | mean µs | total ms | buffers | WAL records | statement |\n|---|---|---|---|---|---|\n")
+	for rows.Next() {
+		var calls, bufs, wal int64
+		var mean, total float64
+		var q string
+		if rows.Scan(&calls, &mean, &total, &bufs, &wal, &q) == nil {
+			fmt.Fprintf(&b, "| %d | %.1f | %.1f | %d | %d | `%s` |\n", calls, mean, total, bufs, wal, strings.ReplaceAll(q, "|", "\\|"))
+		}
+	}
+	return b.String()
+}
