@@ -23,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"heyaira/store"
 )
 
 // soak reports whether the full-size variants run (scripts/soak sets it).
@@ -237,12 +239,12 @@ func snapshot(admin *sql.DB, app string) hygiene {
 
 // waitHygiene polls until goroutines, descriptors and busy database
 // connections are back within tol of base, for at most within. Idle pooled
-// connections may stay (the pool keeps up to 16); they must not exceed
-// base + the idle cap. It returns the last snapshot and how long it took.
+// connections may stay (the pool keeps as many idle as open); they must not
+// exceed base + the pool's cap. It returns the last snapshot and how long it took.
 func waitHygiene(t testing.TB, admin *sql.DB, app string, base hygiene, within time.Duration, tol int) (hygiene, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	const idleCap = 16
+	const idleCap = store.MaxConns
 	for {
 		runtime.GC()
 		h := snapshot(admin, app)

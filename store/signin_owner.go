@@ -14,7 +14,8 @@ type SigninLinkOwner struct {
 const selectSigninLinkOwnerSQL = `
 	SELECT u.id, u.name, a.name
 	FROM signin_links l JOIN principals u ON u.id = l.principal_id JOIN accounts a ON a.id = u.account_id
-	WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now()`
+	WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.revoked_at IS NULL AND l.expires_at > now()
+	  AND u.disabled_at IS NULL`
 
 // SigninLinkOwner returns the owner of the usable sign-in link whose secret
 // hashes to linkHash, or ErrNotFound for an unknown, used or expired link.

@@ -43,8 +43,8 @@ var (
 // "Judgement calls".
 const QueryTimeout = 3 * time.Second
 
-// maxConns bounds the pool's connections, open and idle alike.
-const maxConns = 32
+// MaxConns bounds the pool's connections, open and idle alike.
+const MaxConns = 32
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
@@ -63,13 +63,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	dialer := newDeadlineDialer()
 	conn.Dialer(dialer)                    // bounds every wait on the server: see ioTimeout
 	sdb := sql.OpenDB(liveConnector{conn}) // see liveconn.go
-	sdb.SetMaxOpenConns(maxConns)
+	sdb.SetMaxOpenConns(MaxConns)
 	// As many idle as open: with fewer, every connection beyond the idle
 	// cap is closed when returned and reopened for the next request, and at
 	// 32 concurrent reads PostgreSQL spends its time forking and tearing
 	// down backends (issue 19: 99 new sessions per 1000 reads at 16 idle,
 	// none at 32; docs/performance.md).
-	sdb.SetMaxIdleConns(maxConns)
+	sdb.SetMaxIdleConns(MaxConns)
 	sdb.SetConnMaxLifetime(30 * time.Minute)
 	// An idle connection is a PostgreSQL backend kept for nothing: after a
 	// burst, the pool shrinks back within a minute or two (the cleaner runs
