@@ -192,4 +192,26 @@ func TestBT22HourlyGitHubBudget(t *testing.T) {
 	}
 }
 
+// Row BT-22, with replicas: each of N replicas spends 1/N of a project's
+// hourly budget (rounded up), so that N replicas together stay within it.
+func TestBT22HourlyBudgetSharedByReplicas(t *testing.T) {
+	b := newGitHubBudget(1000, 2)
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	spend := func(limit int) (n int) {
+		for n = 0; b.spend("p", limit, now) == nil; n++ {
+			if n > 1000 {
+				t.Fatal("no budget stops the spending")
+			}
+		}
+		return n
+	}
+	if n := spend(0); n != 500 {
+		t.Errorf("default budget on one of two replicas: %d requests, want 500", n)
+	}
+	now = now.Add(time.Hour)
+	if n := spend(3); n != 2 {
+		t.Errorf("budget 3 on one of two replicas: %d requests, want 2 (rounded up)", n)
+	}
+}
+
 func ptr[T any](v T) *T { return &v }

@@ -39,7 +39,7 @@ func newFlightCap(cfg *Config) *flightCap {
 	return &flightCap{
 		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
 		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,
-		budget: newGitHubBudget(cfg.GitHubHourlyBudget), now: cfg.Now, shares: map[string]*share{},
+		budget: newGitHubBudget(cfg.GitHubHourlyBudget, cfg.Replicas), now: cfg.Now, shares: map[string]*share{},
 	}
 }
 

@@ -18,20 +18,23 @@ import (
 // and dispatch sources); installation-token mints are the App's own
 // requests, outside the installation's limit, and are not counted.
 //
-// The counts live in this process: each replica counts its own share, so
-// with N replicas a project may make up to N budgets an hour. A shared count
-// would be one row per project and hour in PostgreSQL, updated with
-// INSERT … ON CONFLICT … WHERE requests < limit before each request: one
-// more statement on every GitHub read.
+// The counts live in this process, so each of Config.Replicas replicas
+// spends 1/N of every budget (rounded up), as the other per-process limits
+// do: the deployment stays within one budget an hour, and with sticky
+// routing a project may get as little as 1/N of it (docs/deploy.md). An
+// exact shared count would be one row per project and hour in PostgreSQL,
+// updated with INSERT … ON CONFLICT … WHERE requests < limit before each
+// request: one more statement on every GitHub read.
 type githubBudget struct {
-	def  int
-	mu   sync.Mutex
-	hour time.Time
-	used map[string]int // by project, in hour
+	def      int
+	replicas int
+	mu       sync.Mutex
+	hour     time.Time
+	used     map[string]int // by project, in hour
 }
 
-func newGitHubBudget(def int) *githubBudget {
-	return &githubBudget{def: def, used: map[string]int{}}
+func newGitHubBudget(def, replicas int) *githubBudget {
+	return &githubBudget{def: def, replicas: max(replicas, 1), used: map[string]int{}}
 }
 
 // spend counts one request of project against limit (0 means the default).
@@ -39,6 +42,7 @@ func (b *githubBudget) spend(project string, limit int, now time.Time) error {
 	if limit <= 0 {
 		limit = b.def
 	}
+	limit = (limit + b.replicas - 1) / b.replicas
 	hour := now.UTC().Truncate(time.Hour)
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -52,8 +52,8 @@ type Config struct {
 	GitHubPrincipalShare int
 	GitHubHourlyBudget   int
 	// Replicas is how many replicas share one PostgreSQL (default 1). The
-	// per-principal tool-call budget and the default GitHub cap are divided
-	// by it, so that the whole deployment stays within one replica's figures
+	// per-principal tool-call budget, the default GitHub cap and each
+	// project's hourly GitHub budget are divided by it, so that the whole deployment stays within one replica's figures
 	// (docs/deploy.md gives the tolerance).
 	Replicas int
 	// Draining, once set, makes /readyz answer 503 so a load balancer stops
