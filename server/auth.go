@@ -130,7 +130,7 @@ func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
 	loopbackOnly := isLoopbackHost(public.Hostname())
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if o := r.Header.Get("Origin"); o != "" && !contains(allowed, strings.TrimRight(o, "/")) {
+			if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, strings.TrimRight(o, "/")) {
 				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
 				return
 			}

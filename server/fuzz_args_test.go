@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func FuzzDecodeObject(f *testing.F) {
 			return
 		}
 		for k := range m {
-			if !contains(allowed, k) {
+			if !slices.Contains(allowed, k) {
 				t.Fatalf("accepted unknown key %q", k)
 			}
 		}

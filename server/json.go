@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 )
 
 // writeJSON is the one place that writes a JSON response. Headers are set
@@ -99,7 +100,7 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 		return errors.New("must be a JSON object")
 	}
 	for k := range keys {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			return fmt.Errorf("unknown field %q", k)
 		}
 	}
@@ -113,13 +114,4 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 		return errors.New("malformed object")
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

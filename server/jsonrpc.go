@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 )
 
 // Standard JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -65,7 +66,7 @@ func parseMessage(body []byte) (rpcMessage, *rpcError) {
 		m.ID = id
 	}
 	for k := range raw {
-		if !contains(envelopeKeys, k) {
+		if !slices.Contains(envelopeKeys, k) {
 			return m, &rpcError{codeInvalidRequest, "invalid request: unknown member " + quote(k)}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,7 +61,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 				writeModernError(w, msg.ID, merr)
 				return
 			}
-		} else if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !contains(allVersions, v) {
+		} else if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(allVersions, v) {
 			// Deliberate deviation (claude-code#92835): a legacy-era request
 			// whose header names a newer revision than was negotiated (a
 			// modern one) is served as the negotiated revision; this server
@@ -155,7 +156,7 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 	}
 	version := latestVersion
 	var requested string
-	if json.Unmarshal(p.ProtocolVersion, &requested) == nil && contains(supportedVersions, requested) {
+	if json.Unmarshal(p.ProtocolVersion, &requested) == nil && slices.Contains(supportedVersions, requested) {
 		version = requested
 	}
 	return map[string]any{

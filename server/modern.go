@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -81,7 +82,7 @@ func checkModern(r *http.Request, msg rpcMessage, version string, caps bool) *mo
 	if h != version && !(version == "2026-07-28" && h == "2025-11-25") {
 		return mismatch("MCP-Protocol-Version must equal the _meta protocol version")
 	}
-	if !contains(modernVersions, version) {
+	if !slices.Contains(modernVersions, version) {
 		return &modernError{status: http.StatusBadRequest, Code: codeUnsupportedProtocol,
 			Msg:  "unsupported protocol version",
 			Data: map[string]any{"supported": allVersions, "requested": version}}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"heyaira/store"
 )
@@ -142,7 +143,7 @@ func validTask(title, body, status *string) error {
 			}
 		}
 	}
-	if status != nil && !contains(taskStatuses, *status) {
+	if status != nil && !slices.Contains(taskStatuses, *status) {
 		return invalidArgument("status must be one of open, in_progress, done, cancelled")
 	}
 	return nil

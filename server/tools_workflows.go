@@ -143,7 +143,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDi
 	if _, ok := catalog.Lookup(*a.Profile); !ok {
 		return nil, newCoded("profile_not_found", "no such profile in the catalog; see catalog_list")
 	}
-	if !contains(catalog.Modes(), *a.Mode) {
+	if !slices.Contains(catalog.Modes(), *a.Mode) {
 		return nil, invalidArgument("mode must be worker or verifier")
 	}
 	if !store.IsUUID(*a.TaskID) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -157,7 +158,7 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 			return refused(ErrScopeExceeded, "no scope approved")
 		}
 		for _, s := range a.Scopes {
-			if !containsString(scopes, s) {
+			if !slices.Contains(scopes, s) {
 				return refused(ErrScopeExceeded, "approved a scope that was not requested")
 			}
 		}
@@ -216,13 +217,4 @@ func (db *DB) DenyAuthRequest(ctx context.Context, handleHash []byte, principalI
 		return Answered{}, err
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

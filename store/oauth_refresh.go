@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -75,7 +76,7 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		accessScopes := []string(scopes)
 		if in.Scopes != nil {
 			for _, s := range in.Scopes {
-				if !containsString(scopes, s) {
+				if !slices.Contains(scopes, s) {
 					refusal = refused(ErrScopeExceeded, "refresh asked for a scope the token does not carry")
 					return nil
 				}

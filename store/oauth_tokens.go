@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -223,7 +224,7 @@ func issue(ctx context.Context, tx *sql.Tx, out *Issued, codeID, resource string
 func intersect(a, b []string) []string {
 	out := []string{}
 	for _, s := range a {
-		if containsString(b, s) {
+		if slices.Contains(b, s) {
 			out = append(out, s)
 		}
 	}
