@@ -24,7 +24,7 @@ const maxCorrectionNote = 16 << 10
 // contractVersion is the version of the frozen contract's JSON shape.
 const contractVersion = 1
 
-// workflowTools assemble catalog profiles for tasks and freeze them (DESIGN.md
+// workflowTools assemble catalog profiles for tasks and freeze them (docs/design.md
 // §11). Sources are read from GitHub at dispatch only; a frozen workflow keeps
 // each commit and text, so workflow_get and workflow_correct never resolve a
 // branch again. Account sources feed dispatch only: no tool reads one alone.
