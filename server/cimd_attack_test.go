@@ -138,11 +138,17 @@ func TestCMSlowLoris(t *testing.T) {
 	// can take a few hundred milliseconds, and the deadline must fall on the body.
 	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 2*time.Second, "docs.example") })
 	url := "https://docs.example/slow"
+	// The rest never comes, not even the end of the chunked body when the
+	// fetcher gives up: were the handler to return on its request's end, the
+	// server's final chunk could make the cut body a clean EOF. It returns at
+	// cleanup, before the stand-in closes (cleanups run last first).
+	never := make(chan struct{})
+	t.Cleanup(func() { close(never) })
 	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"client_id":`))
 		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the rest never comes
+		<-never
 	})
 	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, cimdTimeout)
 }
