@@ -35,8 +35,10 @@ func IsClientIDURL(id string) bool {
 // Accepted: "https://" + an allowed host (exact, lower case, not an IP
 // literal) + an optional ":443" + a path of at least one non-empty segment,
 // none of them "." or ".." even after percent-decoding, in printable ASCII.
-// Refused: anything longer than MaxClientIDURL, userinfo, a fragment, a
-// query, a backslash, whitespace or control characters, another port.
+// Refused: anything longer than MaxClientIDURL, an "@" anywhere (userinfo,
+// and in a path too, where no client needs one, so that no URL parser can
+// disagree about where the host ends), a fragment, a query, a backslash,
+// whitespace or control characters, another port.
 // A query is refused because none of the published documents of the clients
 // HeyAira serves (Claude Code, claude.ai, VS Code, Codex; see
 // docs/oauth.md) has one, and the draft says a client ID SHOULD NOT.
@@ -45,7 +47,7 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 		return "", ErrClientIDURL
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' {
+		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' || c == '@' {
 			return "", ErrClientIDURL
 		}
 	}
@@ -62,7 +64,7 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 	}
 	host, path := rest[:slash], rest[slash:]
 	host, _ = strings.CutSuffix(host, ":443")
-	if host == "" || strings.ContainsAny(host, "@:[]%") || !validHost(host) || strings.ToLower(host) != host {
+	if host == "" || strings.ContainsAny(host, ":[]%") || !validHost(host) || strings.ToLower(host) != host {
 		return "", ErrClientIDURL
 	}
 	if _, err := netip.ParseAddr(host); err == nil {

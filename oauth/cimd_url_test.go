@@ -51,6 +51,7 @@ func TestCheckClientIDURL(t *testing.T) {
 		"https://claude.ai\\.evil.com/x":                           ErrClientIDURL,
 		"https://Claude.ai/x":                                      ErrClientIDURL,
 		"https://claude.ai.evil.com/x":                             ErrClientIDHost,
+		"https://claude.ai/x@evil.com/y":                           ErrClientIDURL,
 		"https://evil.com/claude.ai":                               ErrClientIDHost,
 		"https://127.0.0.1/x":                                      ErrClientIDURL,
 		"https://[::1]/x":                                          ErrClientIDURL,
