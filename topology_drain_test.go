@@ -18,8 +18,9 @@ import (
 // 503 "draining" at once while new requests are still served through the
 // drain delay; then the listener closes, every request already accepted
 // finishes with its whole document, and serve returns nil (exit 0). A client
-// only ever sees a refused connection (a load balancer retries that on the
-// other replica), never a reset or a cut answer. The drain figures are
+// only ever sees a connection that was never made (refused, or reset while
+// still in the accept queue; a load balancer retries either on the other
+// replica), never a reset after a request was sent or a cut answer. The drain figures are
 // logged, never asserted.
 func TestTP04GracefulDrain(t *testing.T) {
 	t.Parallel()
@@ -62,7 +63,11 @@ func TestTP04GracefulDrain(t *testing.T) {
 				case o.ok():
 					oks++
 					lastOK = o.end
-				case o.code == "transport" && strings.Contains(o.body, "connection refused"):
+				case o.code == "transport" && strings.Contains(o.body, "dial tcp") &&
+					(strings.Contains(o.body, "connection refused") || strings.Contains(o.body, "connection reset by peer")):
+					// Never connected, so nothing was sent: a connection still in
+					// the kernel's accept queue when the listener closes is reset
+					// (seen once in CI); a balancer retries both elsewhere.
 					refused++
 				default:
 					bad = append(bad, o)
