@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"heyaira/store/storetest"
+)
+
+// TestDemoScriptsDev is a new user's first minutes: scripts/dev in a clean
+// copy of the repository (the files git tracks, nothing built, no .data),
+// with no GitHub App configured, then the official TypeScript SDK client
+// (scripts/js/demo-flow.mjs) given only what scripts/dev printed: sign-in
+// with the link, consent with document reading ticked, runtime_bootstrap_get
+// for the allowlist, the runtime document, the three-fragment guide through
+// next_cursor, and a workflow dispatch whose
+// instruction layers were read from the stand-in's branch. Ctrl-C then stops
+// the server and the cluster.
+func TestDemoScriptsDev(t *testing.T) {
+	t.Parallel()
+	jsDir(t) // before the build: fail (or skip) early without the Node packages
+	clone := cleanCopy(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
+	cmd.Dir = clone
+	cmd.Env = append(withoutHeyAira(os.Environ()), "HEYAIRA_LISTEN_ADDR="+addr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // only if the test failed before Ctrl-C
+	})
+	printed := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "Press Ctrl-C") {
+				printed <- b.String()
+				io.Copy(io.Discard, out)
+				break
+			}
+		}
+		printed <- b.String()
+		exited <- cmd.Wait()
+	}()
+	var msg string
+	select {
+	case msg = <-printed:
+	case <-time.After(8 * time.Minute): // a cold build on a busy machine
+		t.Fatalf("scripts/dev printed nothing in 8 minutes; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(msg, "Press Ctrl-C") {
+		t.Fatalf("scripts/dev stopped before the server was ready:\n%s\nstderr:\n%s", msg, stderr.String())
+	}
+	t.Logf("scripts/dev printed:\n%s", msg)
+	for _, want := range []string{"DEMO MODE", "local stand-in for GitHub", "docs/github-app.md", "HEYAIRA_GITHUB_APP_ID",
+		"use exactly this host"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("scripts/dev's message lacks %q", want)
+		}
+	}
+	mcpURL := field(t, msg, `MCP URL:\s+(\S+)`)
+	if mcpURL != "http://"+addr+"/mcp" {
+		t.Errorf("MCP URL %q, want the public URL's http://%s/mcp", mcpURL, addr)
+	}
+
+	res := runNode(t, "demo-flow.mjs", map[string]any{"mcpURL": mcpURL,
+		"signinURL": field(t, msg, `Sign-in link:\s+(\S+)`)},
+		2*time.Minute)
+	checks := []struct {
+		what string
+		got  any
+		want any
+	}{
+		{"token scope has documents:read", strings.Contains(str(t, at(res, "oauth").(map[string]any), "tokenScope"), "documents:read"), true},
+		{"runtime path", at(res, "runtime", "path"), demoRuntime},
+		{"runtime commit", at(res, "runtime", "commitSHA"), demoCommit},
+		{"runtime sha256", at(res, "runtime", "sha256Matches"), true},
+		{"runtime title", at(res, "runtime", "title"), "# Demo runtime protocol"},
+		{"runtime in one fragment", at(res, "runtime", "hasNext"), false},
+		{"sources listed", len(at(res, "bootstrap").([]any)), 3},
+		{"guide fragments", at(res, "guide", "fragments"), 3.0},
+		{"guide bytes", at(res, "guide", "bytes"), float64(len(demoGuideText()))},
+		{"guide contiguous", at(res, "guide", "contiguous"), true},
+		{"guide fragment hashes", at(res, "guide", "fragmentsOK"), true},
+		{"guide sha256", at(res, "guide", "sha256Matches"), true},
+		{"guide is not ASCII", at(res, "guide", "nonASCII"), true},
+		{"workflow stored", at(res, "workflow", "hasID"), true},
+		{"workflow has the branch's engineer file", at(res, "workflow", "mentionsEngineerFile"), true},
+		{"workflow has the account's core file", at(res, "workflow", "mentionsCoreFile"), true},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	tracked := 0
+	for _, l := range at(res, "workflow", "layers").([]any) {
+		if l.(map[string]any)["provenance"] == "tracking:"+demoBranch && l.(map[string]any)["commitSHA"] == demoCommit {
+			tracked++
+		}
+	}
+	if tracked != 2 { // core (account source) and the engineer's role instructions
+		t.Errorf("layers read from branch %s at %s: %d, want 2: %v", demoBranch, demoCommit, tracked, at(res, "workflow", "layers"))
+	}
+
+	// Ctrl-C: the server and the cluster stop, and scripts/dev exits.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case err := <-exited:
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 130) {
+			t.Errorf("scripts/dev after Ctrl-C: %v, want exit 130", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("scripts/dev did not stop within a minute of Ctrl-C")
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the server still listens on %s after Ctrl-C", addr)
+	}
+	if _, err := os.Stat(filepath.Join(clone, ".data", "pg", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Errorf("the cluster still runs after Ctrl-C (postmaster.pid: %v)", err)
+	}
+}
+
+// cleanCopy copies the files git knows (tracked, and new ones not ignored)
+// from the working tree into a fresh directory that the postgres system user
+// can reach (scripts/dev runs the cluster as postgres when run as root).
+func cleanCopy(t *testing.T) string {
+	t.Helper()
+	ls, err := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		storetest.Missing(t, "skipped: not a git checkout (git ls-files: %v)", err)
+	}
+	root := t.TempDir()
+	clone := filepath.Join(root, "heyaira")
+	for dir := clone; dir != os.TempDir() && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		defer os.Chmod(dir, 0o755) // t.TempDir's folders are 0700
+	}
+	for _, name := range bytes.Split(bytes.TrimRight(ls, "\x00"), []byte{0}) {
+		src := string(name)
+		fi, err := os.Lstat(src)
+		if err != nil || !fi.Mode().IsRegular() { // deleted in the working tree, or a symlink
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(clone, src)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return clone
+}
+
+// withoutHeyAira drops every HEYAIRA_ variable: a new user has none set.
+func withoutHeyAira(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HEYAIRA_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// field returns the first group of re in s, or fails.
+func field(t *testing.T, s, re string) string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no %s in:\n%s", re, s)
+	}
+	return m[1]
+}
