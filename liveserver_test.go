@@ -81,6 +81,13 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 // refresh token, straight in the database (hashes only, as the server does).
 func insertRefreshToken(t *testing.T, dbURL, principal, project, resource string) (client, token string) {
 	t.Helper()
+	return insertToken(t, dbURL, principal, project, resource, "refresh", "memory:read", "memory:write")
+}
+
+// insertToken makes a client, a grant of scopes and a live token of kind
+// ("access" or "refresh") for it, straight in the database.
+func insertToken(t *testing.T, dbURL, principal, project, resource, kind string, scopes ...string) (client, token string) {
+	t.Helper()
 	db, err := sql.Open("postgres", dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -92,16 +99,16 @@ func insertRefreshToken(t *testing.T, dbURL, principal, project, resource string
 		RETURNING id`).Scan(&client); err != nil {
 		t.Fatal(err)
 	}
-	scopes := pq.Array([]string{"memory:read", "memory:write"})
+	granted := pq.Array(scopes)
 	if err := db.QueryRow(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
-		VALUES ($1, $2, $3, $4) RETURNING id`, client, principal, project, scopes).Scan(&grant); err != nil {
+		VALUES ($1, $2, $3, $4) RETURNING id`, client, principal, project, granted).Scan(&grant); err != nil {
 		t.Fatal(err)
 	}
-	token = oauth.NewSecret(oauth.PrefixRefresh)
+	token = oauth.NewSecret(map[string]string{"access": oauth.PrefixAccess, "refresh": oauth.PrefixRefresh}[kind])
 	h := sha256.Sum256([]byte(token))
 	if _, err := db.Exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
-		VALUES ($1, 'refresh', $2, $3, $4, gen_random_uuid(), $5)`,
-		h[:], grant, scopes, resource, time.Now().Add(24*time.Hour)); err != nil {
+		VALUES ($1, $2, $3, $4, $5, gen_random_uuid(), $6)`,
+		h[:], kind, grant, granted, resource, time.Now().Add(24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	return client, token
