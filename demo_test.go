@@ -3,17 +3,20 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"heyaira/github/githubtest"
 	"heyaira/store/storetest"
 )
 
@@ -25,59 +28,14 @@ import (
 // for the allowlist, the runtime document, the three-fragment guide through
 // next_cursor, and a workflow dispatch whose
 // instruction layers were read from the stand-in's branch. Ctrl-C then stops
-// the server and the cluster.
+// the server and the cluster. Run again with an App configured, scripts/dev
+// serves with the production binary and says nothing of the demo.
 func TestDemoScriptsDev(t *testing.T) {
 	t.Parallel()
 	jsDir(t) // before the build: fail (or skip) early without the Node packages
 	clone := cleanCopy(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-
-	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
-	cmd.Dir = clone
-	cmd.Env = append(withoutHeyAira(os.Environ()), "HEYAIRA_LISTEN_ADDR="+addr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // only if the test failed before Ctrl-C
-	})
-	printed := make(chan string, 1)
-	go func() {
-		var b strings.Builder
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			b.WriteString(sc.Text() + "\n")
-			if strings.HasPrefix(sc.Text(), "Press Ctrl-C") {
-				printed <- b.String()
-				io.Copy(io.Discard, out)
-				break
-			}
-		}
-		printed <- b.String()
-		exited <- cmd.Wait()
-	}()
-	var msg string
-	select {
-	case msg = <-printed:
-	case <-time.After(8 * time.Minute): // a cold build on a busy machine
-		t.Fatalf("scripts/dev printed nothing in 8 minutes; stderr:\n%s", stderr.String())
-	}
-	if !strings.Contains(msg, "Press Ctrl-C") {
-		t.Fatalf("scripts/dev stopped before the server was ready:\n%s\nstderr:\n%s", msg, stderr.String())
-	}
+	addr := freeAddr(t)
+	msg, stop := startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
 	t.Logf("scripts/dev printed:\n%s", msg)
 	for _, want := range []string{"DEMO MODE", "local stand-in for GitHub", "docs/github-app.md", "HEYAIRA_GITHUB_APP_ID",
 		"use exactly this host"} {
@@ -131,15 +89,7 @@ func TestDemoScriptsDev(t *testing.T) {
 	}
 
 	// Ctrl-C: the server and the cluster stop, and scripts/dev exits.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case err := <-exited:
-		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 130) {
-			t.Errorf("scripts/dev after Ctrl-C: %v, want exit 130", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("scripts/dev did not stop within a minute of Ctrl-C")
-	}
+	stop()
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("the server still listens on %s after Ctrl-C", addr)
@@ -147,6 +97,111 @@ func TestDemoScriptsDev(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(clone, ".data", "pg", "postmaster.pid")); !os.IsNotExist(err) {
 		t.Errorf("the cluster still runs after Ctrl-C (postmaster.pid: %v)", err)
 	}
+
+	// With an App configured, the same command runs the production binary:
+	// no demo, no stand-in.
+	addr = freeAddr(t)
+	msg, stop = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr, "HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
+		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600))
+	if strings.Contains(msg, "DEMO MODE") || strings.Contains(msg, "stand-in") {
+		t.Errorf("scripts/dev with an App still speaks of the demo:\n%s", msg)
+	}
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(listenerPID(t, addr)), "cmdline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "),
+		filepath.Join(clone, ".data", "bin", "heyaira")+" serve"; got != want {
+		t.Errorf("with an App, scripts/dev serves with %q, want %q", got, want)
+	}
+	stop()
+}
+
+// startDev starts scripts/dev in clone with env added to a new user's
+// environment (no HEYAIRA_ variables), waits until it has printed its
+// message, and returns the message and a Ctrl-C that waits for the exit.
+func startDev(t *testing.T, clone string, env ...string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
+	cmd.Dir = clone
+	cmd.Env = append(withoutHeyAira(os.Environ()), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // only if the test failed before Ctrl-C
+	})
+	printed, exited := make(chan string, 2), make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "Press Ctrl-C") {
+				printed <- b.String()
+				io.Copy(io.Discard, out)
+				break
+			}
+		}
+		printed <- b.String()
+		exited <- cmd.Wait()
+	}()
+	var msg string
+	select {
+	case msg = <-printed:
+	case <-time.After(8 * time.Minute): // a cold build on a busy machine
+		t.Fatalf("scripts/dev printed nothing in 8 minutes; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(msg, "Press Ctrl-C") {
+		t.Fatalf("scripts/dev stopped before the server was ready:\n%s\nstderr:\n%s", msg, stderr.String())
+	}
+	return msg, func() {
+		t.Helper()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case err := <-exited:
+			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 130) {
+				t.Errorf("scripts/dev after Ctrl-C: %v, want exit 130", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("scripts/dev did not stop within a minute of Ctrl-C")
+		}
+	}
+}
+
+// listenerPID finds the process that listens on addr (127.0.0.1:port),
+// from /proc/net/tcp and the processes' open sockets.
+func listenerPID(t *testing.T, addr string) int {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	tcp, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inode string
+	for _, line := range strings.Split(string(tcp), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == fmt.Sprintf("0100007F:%04X", p) && f[3] == "0A" { // 0A: LISTEN
+			inode = f[9]
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		if target, err := os.Readlink(fd); err == nil && target == "socket:["+inode+"]" {
+			pid, _ := strconv.Atoi(strings.Split(fd, "/")[2])
+			return pid
+		}
+	}
+	t.Fatalf("no process listens on %s", addr)
+	return 0
 }
 
 // cleanCopy copies the files git knows (tracked, and new ones not ignored)
