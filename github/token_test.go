@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -130,9 +131,11 @@ func TestMintSurvivesCanceledCaller(t *testing.T) {
 	srv.SetLatency(100 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
+	minting := make(chan struct{})
+	srv.BeforeN(githubtest.RouteMint, 1, func(*http.Request) { close(minting) })
 	first := make(chan error, 1)
 	go func() { _, err := c.GetFile(ctx, b, "a.md", commit); first <- err }()
-	time.Sleep(5 * time.Millisecond) // let the first caller start the mint
+	<-minting // the first caller's mint is at the fake, not a guess at scheduling
 	if _, err := c.GetFile(t.Context(), b, "a.md", commit); err != nil {
 		t.Fatalf("second caller: %v", err)
 	}
