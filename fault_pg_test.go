@@ -1,11 +1,11 @@
 package main
 
-// PostgreSQL faults at the process level (security.md §2.6 DB-01, DB-04,
-// §3 T6): the real program under open-loop load while its database is
-// restarted (`pg_ctl restart -m fast` and `-m immediate`, on a private
-// cluster the test owns) or cut by the TCP fault proxy (blackhole, reset,
-// drop after N bytes, reply lost after COMMIT). docs/security-tests.md
-// records the figures these tests print.
+// PostgreSQL faults at the process level (docs/security-tests.md DB-01,
+// DB-04, DB-06 and T6 in its fault-injection table): the real program under
+// open-loop load while its database is restarted (`pg_ctl restart -m fast`
+// and `-m immediate`, on a private cluster the test owns) or cut by the TCP
+// fault proxy (blackhole, reset, drop after N bytes, reply lost after
+// COMMIT). docs/security-tests.md records the figures these tests print.
 
 import (
 	"context"
@@ -163,7 +163,8 @@ type restartWindow struct {
 	start, end time.Time
 }
 
-// TestT6PostgresRestartUnderLoad is DB-01 and security.md §3 T6: at an
+// TestT6PostgresRestartUnderLoad is DB-01 (T6 in docs/security-tests.md,
+// Fault injection): at an
 // open-loop 50 req/s, the private cluster is restarted with -m fast and
 // then -m immediate. Errors are only store_unavailable / 503 /
 // temporarily_unavailable, only within each outage + 2 s; no 401, no 500;

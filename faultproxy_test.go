@@ -1,7 +1,8 @@
 package main
 
 // faultProxy is a TCP proxy with switchable faults, for the fault-injection
-// tests of docs/security-tests.md (security.md §2.6, §3 T6/T7). It is the
+// tests of docs/security-tests.md (DB-01, DB-04, DB-06; T6 and T7 in its
+// fault-injection table). It is the
 // toxiproxy pattern in standard-library code: it sits in front of
 // PostgreSQL or the fake GitHub and, on command,
 //

@@ -1,6 +1,7 @@
 package main
 
-// The benchmark harness (issue 7, security.md §3 T1–T5, T9): the real server in
+// The benchmark harness (issue 7; the performance targets T1–T5 and T9 of
+// docs/performance.md): the real server in
 // a child process (load_helper_test.go) against the fake GitHub over
 // loopback, driven open loop (load_driver_test.go), its database traffic
 // counted on the wire (load_pgproxy_test.go). TestBench is the full run that

@@ -1,7 +1,8 @@
 package main
 
-// Sustained load and graceful shutdown (security.md §2.7 LD-01, §3 T1/T2
-// at reduced scale, T11).
+// Sustained load and graceful shutdown (docs/security-tests.md LD-01, at
+// reduced scale), then the process and its database back to baseline:
+// goroutines, descriptors and PostgreSQL connections (hygiene, loadgen_test.go).
 
 import (
 	"context"

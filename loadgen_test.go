@@ -1,7 +1,8 @@
 package main
 
-// A small open-loop load driver and the hygiene checks of security.md §3
-// T11, for the process-level fault and load tests. Open loop: requests
+// A small open-loop load driver and the hygiene checks (goroutines,
+// descriptors and PostgreSQL connections back to baseline after load), for
+// the process-level fault and load tests. Open loop: requests
 // start on a ticker whatever the previous ones are doing, so a slow server
 // cannot slow the driver down and hide its own latency (no coordinated
 // omission).
@@ -207,7 +208,8 @@ func histogram(outs []outcome) string {
 }
 
 // hygiene is the process and database state that must return to its
-// baseline after load (security.md §3 T11).
+// baseline after load: goroutines, open descriptors and the server's
+// PostgreSQL connections.
 type hygiene struct {
 	goroutines int
 	fds        int

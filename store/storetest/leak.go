@@ -11,10 +11,10 @@ import (
 )
 
 // MainWithLeakCheck runs a package's tests and then the standard-library
-// goroutine-leak check of security.md LD-05: every goroutine the tests
-// started must end within 5 s (idle HTTP connections are closed first). It
-// lives here because storetest is the one test-helper package every package's
-// tests may import. Use it as:
+// goroutine-leak check of docs/security-tests.md LD-05: every goroutine the
+// tests started must end within 5 s (idle HTTP connections are closed first).
+// It lives here because storetest is the one test-helper package every
+// package's tests may import. Use it as:
 //
 //	func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }
 //
