@@ -63,7 +63,7 @@ func newMixedLoad(s *liveServer) *mixedLoad {
 		ackMem: map[string]bool{}, ackTasks: map[string]bool{}, refresh: s.refresh}
 }
 
-func (m *mixedLoad) fire(i int) {
+func (m *mixedLoad) fire(i int, _ time.Time) {
 	s := m.s
 	tok := m.tokens[(i/10)%len(m.tokens)]
 	var o outcome
@@ -184,7 +184,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 		t.Fatalf("seed: %+v", o)
 	}
 	for i := range 20 { // warm the pool and the token cache
-		load.fire(i * 10)
+		load.fire(i*10, time.Time{})
 	}
 	load.rec = &recorder{}
 	load.c.close()
@@ -221,7 +221,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 			wmu.Unlock()
 		}
 	}()
-	openLoop(ctx, rate, dur, load.fire)
+	openLoop(ctx, rate, dur, 0, load.fire)
 	cancel()
 	time.Sleep(600 * time.Millisecond) // the refresh loop's last request
 

@@ -68,7 +68,7 @@ func TestT10SlowHeaders(t *testing.T) {
 	c.toolCall(s.access, "memory_put", map[string]any{"key": "n", "content": "x"})
 	normal := func(d time.Duration) []outcome {
 		rec := &recorder{}
-		openLoop(t.Context(), 50, d, func(int) {
+		openLoop(t.Context(), 50, d, 0, func(int, time.Time) {
 			rec.add(c.toolCall(s.access, "memory_get", map[string]any{"key": "n"}))
 		})
 		return rec.all()

@@ -262,7 +262,9 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	var at5 benchHygiene
 	backIn, rawBack := time.Duration(-1), time.Duration(-1)
 	end := time.Now()
-	for time.Since(end) < 10*time.Second {
+	// Follow the counts for 5 s (back never reports true), noting when each
+	// view was first back, and keep the reading taken at 5 s.
+	backToBaseline(5*time.Second, 250*time.Millisecond, func() bool {
 		h := e.hygiene()
 		if h.within(base, 5) && backIn < 0 {
 			backIn = time.Since(end)
@@ -270,21 +272,18 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		if h.rawWithin(base, 5) && rawBack < 0 {
 			rawBack = time.Since(end)
 		}
-		if time.Since(end) >= 5*time.Second {
-			at5 = h
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		at5 = h
+		return false
+	})
 	// Then the raw counts, pools included: they come back when the pools'
 	// idle timeouts have closed what the load left (database/sql 1 minute,
 	// checked once a minute; the GitHub transport 90 s).
-	for rawBack < 0 && cfg.poolWait > 0 && time.Since(end) < cfg.poolWait {
-		if h := e.hygiene(); h.rawWithin(base, 5) {
+	if rawBack < 0 && cfg.poolWait > 0 {
+		if _, ok := backToBaseline(cfg.poolWait-time.Since(end), time.Second, func() bool {
+			return e.hygiene().rawWithin(base, 5)
+		}); ok {
 			rawBack = time.Since(end)
-			break
 		}
-		time.Sleep(time.Second)
 	}
 	all := benchSummarize(samples, "")
 	var b strings.Builder

@@ -91,7 +91,7 @@ func TestTP06PostgresFailover(t *testing.T) {
 		}
 		promoted = time.Now()
 	}()
-	openLoop(ctx, rate, dur, load.fire)
+	openLoop(ctx, rate, dur, 0, load.fire)
 	cancel()
 
 	mu.Lock()
