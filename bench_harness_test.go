@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 import (
@@ -31,7 +33,7 @@ import (
 
 // benchEnv is one run of the load harness: a fresh database behind the
 // counting proxy, the fake GitHub in this process, the server in a child
-// process (load_helper_test.go), a tenant with one principal (and one access
+// process (bench_helper_test.go), a tenant with one principal (and one access
 // token) per connection, and three documents.
 type benchEnv struct {
 	t       *testing.T
@@ -371,7 +373,7 @@ func (e *benchEnv) metrics() map[string]float64 {
 	return out
 }
 
-// heap reads the helper's /debug/heap (see load_helper_test.go).
+// heap reads the helper's /debug/heap (see bench_helper_test.go).
 func (e *benchEnv) heap(gc bool) (live, alloc, gcs uint64) {
 	u := e.debug + "/debug/heap"
 	if gc {

@@ -1,6 +1,8 @@
+//go:build bench
+
 package main
 
-// The phases of TestBench (load_bench_test.go), each returning its part of
+// The phases of TestBench (bench_test.go), each returning its part of
 // the report.
 
 import (

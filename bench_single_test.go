@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 // The one-principal phase of TestBench (issue 19): one agent with one token

@@ -1,15 +1,19 @@
+//go:build bench
+
 package main
 
 // The benchmark harness (issue 7; the performance targets T1–T5 and T9 of
-// docs/performance.md): the real server in
-// a child process (load_helper_test.go) against the fake GitHub over
-// loopback, driven open loop (load_driver_test.go), its database traffic
-// counted on the wire (load_pgproxy_test.go). TestBench is the full run that
+// docs/performance.md): the real server in a child process
+// (bench_helper_test.go) against the fake GitHub over loopback, driven open
+// loop (openLoop, loadgen_test.go), its database traffic counted on the wire
+// (bench_pgproxy_test.go). The harness is behind the build tag bench, so a
+// plain `go test` neither builds nor runs it. TestBench is the full run that
 // scripts/bench starts and docs/performance.md reports; it takes minutes and
 // is skipped unless HEYAIRA_BENCH=1. TestBenchHarnessSmoke runs a few seconds
-// of it in every `go test`, so the harness cannot rot and the counts it pins
-// (one GitHub request per fragment, one mint per repository, two database
-// statements per read) are checked on every run.
+// of it in every scripts/test run (go test -tags bench), so the harness
+// cannot rot and the counts it pins (one GitHub request per fragment, one
+// mint per repository, two database statements per read) are checked on
+// every run.
 
 import (
 	"database/sql"
@@ -184,7 +188,7 @@ func TestBench(t *testing.T) {
 	}
 }
 
-// TestBenchHarnessSmoke is a few seconds of the harness in every test run:
+// TestBenchHarnessSmoke is a few seconds of the harness in every scripts/test run:
 // the child process, the proxy and the driver work, and the read path makes
 // exactly one GitHub request per fragment, one token mint per repository,
 // two database statements per tool call, and no errors under a short load.
