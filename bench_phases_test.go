@@ -174,7 +174,7 @@ type benchHygiene struct {
 
 func (e *benchEnv) hygiene() benchHygiene {
 	m := e.metrics()
-	h := benchHygiene{goroutines: int(m["go_goroutines"]), fds: e.fds(), dbOpen: int(e.pg.counts().open),
+	h := benchHygiene{goroutines: int(m["go_goroutines"]), fds: e.fds(), dbOpen: int(e.pg.Counts().Open),
 		dbInUse: int(m["heyaira_db_connections_in_use"])}
 	h.github, h.clients = e.sockets()
 	return h
@@ -228,7 +228,7 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	e.server.CloseIdleConnections()
 	time.Sleep(2 * time.Second)
 	base := e.hygiene()
-	e.pg.resetMaxOpen()
+	e.pg.ResetMaxOpen()
 
 	var peak benchHygiene
 	stop := make(chan struct{})
@@ -244,7 +244,7 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 			}
 			h := e.hygiene()
 			peak = benchHygiene{max(peak.goroutines, h.goroutines), max(peak.fds, h.fds),
-				max(peak.dbOpen, int(e.pg.counts().maxOpen)), max(peak.dbInUse, h.dbInUse),
+				max(peak.dbOpen, int(e.pg.Counts().MaxOpen)), max(peak.dbInUse, h.dbInUse),
 				max(peak.github, h.github), max(peak.clients, h.clients)}
 		}
 	}()

@@ -6,7 +6,7 @@ package main
 // docs/performance.md): the real server in a child process
 // (bench_helper_test.go) against the fake GitHub over loopback, driven open
 // loop (openLoop, loadgen_test.go), its database traffic counted on the wire
-// (bench_pgproxy_test.go). The harness is behind the build tag bench, so a
+// (storetest.WireCounter). The harness is behind the build tag bench, so a
 // plain `go test` neither builds nor runs it. TestBench is the full run that
 // scripts/bench starts and docs/performance.md reports; it takes minutes and
 // is skipped unless HEYAIRA_BENCH=1. TestBenchHarnessSmoke runs a few seconds
@@ -243,7 +243,7 @@ func benchCounters(t *testing.T, e *benchEnv, n int) benchCounts {
 	t.Helper()
 	var c benchCounts
 	for _, kind := range []string{"first", "continuation"} {
-		pg0, gh0, calls := e.pg.counts(), e.gh.Count(githubtest.RouteContents), 0
+		pg0, gh0, calls := e.pg.Counts(), e.gh.Count(githubtest.RouteContents), 0
 		for i := range n {
 			for _, d := range e.docs {
 				u := e.users[i%len(e.users)]
@@ -257,17 +257,17 @@ func benchCounters(t *testing.T, e *benchEnv, n int) benchCounts {
 				calls++
 			}
 		}
-		pg := e.pg.counts().sub(pg0)
+		pg := e.pg.Counts().Sub(pg0)
 		gh := e.gh.Count(githubtest.RouteContents) - gh0
 		c.calls += calls
-		c.statementsPerCall += float64(pg.statements) / float64(2*calls)
-		c.roundTripsPerCall += float64(pg.roundTrips) / float64(2*calls)
+		c.statementsPerCall += float64(pg.Statements) / float64(2*calls)
+		c.roundTripsPerCall += float64(pg.RoundTrips) / float64(2*calls)
 		c.requestsPerFragment += float64(gh) / float64(2*calls)
-		c.parses += pg.parses
+		c.parses += pg.Parses
 		if kind == "first" {
-			c.statementsFirst = float64(pg.statements) / float64(calls)
+			c.statementsFirst = float64(pg.Statements) / float64(calls)
 		} else {
-			c.statementsContinuation = float64(pg.statements) / float64(calls)
+			c.statementsContinuation = float64(pg.Statements) / float64(calls)
 		}
 	}
 	return c

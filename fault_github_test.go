@@ -248,7 +248,7 @@ func TestPF04NoTLSHandshake(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)
 	fakeAddr := strings.TrimPrefix(strings.TrimSuffix(gh.URL(), githubtest.BasePath), "https://")
-	proxy := proxyTo(t, "tcp", fakeAddr)
+	proxy := storetest.ProxyTo(t, "tcp", fakeAddr)
 	proxy.Blackhole()
 	// The fake's HTTPClient trusts its certificate (valid for 127.0.0.1).
 	hooks := serveHooks{githubBaseURL: "https://" + proxy.Addr() + githubtest.BasePath,
