@@ -57,6 +57,23 @@ func checkModule(t *testing.T, m string) {
 	}
 }
 
+// TestLeafTestsDoNotLinkTheStore fails if the tests of a leaf package link the
+// store: they need no database, and the goroutine-leak check they share is
+// internal/leaktest, standard library only.
+func TestLeafTestsDoNotLinkTheStore(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "-test", "./cursor", "./oauth", "./server/catalog",
+		"./github/githubtest", "./internal/leaktest").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "heyaira/store" || strings.HasPrefix(p, "heyaira/store/") {
+			t.Errorf("a leaf package's tests link %s", p)
+		}
+	}
+}
+
 // TestImportsFlowOneWay checks docs/design.md §2: leaf packages import no other
 // package of this module (store/storetest and github/githubtest are test helpers
 // beside what they serve), and only main imports admin and server.
@@ -70,7 +87,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"heyaira":                   {"heyaira/admin", "heyaira/server", "heyaira/store", "heyaira/github", "heyaira/cursor"},
 		"heyaira/admin":             {"heyaira/store", "heyaira/github"},
 		"heyaira/server":            {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog"},
-		"heyaira/store/storetest":   {"heyaira/store"},
+		"heyaira/store/storetest":   {"heyaira/store", "heyaira/internal/leaktest"},
 		"heyaira/github/githubtest": {"heyaira/github"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -1,6 +1,7 @@
 package main
 
-// GitHub faults at the process level (security.md §3 T7, PF-04): the real
+// GitHub faults at the process level (docs/security-tests.md PF-04, and
+// T7 in its fault-injection table): the real
 // program while the fake GitHub hangs, or while a TCP proxy in front of it
 // accepts connections and never completes a TLS handshake.
 
@@ -48,7 +49,8 @@ func (s *liveServer) principals(t *testing.T, n int) []string {
 	return toks
 }
 
-// TestT7GitHubHang is security.md §3 T7: the fake GitHub stops answering
+// TestT7GitHubHang is PF-04's GitHub hang (T7 in docs/security-tests.md,
+// Fault injection): the fake GitHub stops answering
 // contents requests. Document reads end at the provider deadline (±10%)
 // with provider_unavailable, or, beyond the in-flight cap of 64, get
 // rate_limited after the 2 s wait without reaching GitHub; the fake never
@@ -154,7 +156,7 @@ func TestT7GitHubHang(t *testing.T) {
 		t.Errorf("goroutines peaked at %d for %d readers", g, readers)
 	}
 	// The gate is on all probes together (a per-kind p99 of ~20 samples is
-	// the maximum); under -race, security.md §3's 2× CI margin applies.
+	// the maximum); under -race the gate doubles (raceOn).
 	gate := 50 * time.Millisecond
 	if raceOn {
 		gate *= 2
@@ -246,7 +248,7 @@ func TestPF04NoTLSHandshake(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)
 	fakeAddr := strings.TrimPrefix(strings.TrimSuffix(gh.URL(), githubtest.BasePath), "https://")
-	proxy := proxyTo(t, "tcp", fakeAddr)
+	proxy := storetest.ProxyTo(t, "tcp", fakeAddr)
 	proxy.Blackhole()
 	// The fake's HTTPClient trusts its certificate (valid for 127.0.0.1).
 	hooks := serveHooks{githubBaseURL: "https://" + proxy.Addr() + githubtest.BasePath,

@@ -1,11 +1,11 @@
 package main
 
-// PostgreSQL faults at the process level (security.md §2.6 DB-01, DB-04,
-// §3 T6): the real program under open-loop load while its database is
-// restarted (`pg_ctl restart -m fast` and `-m immediate`, on a private
-// cluster the test owns) or cut by the TCP fault proxy (blackhole, reset,
-// drop after N bytes, reply lost after COMMIT). docs/security-tests.md
-// records the figures these tests print.
+// PostgreSQL faults at the process level (docs/security-tests.md DB-01,
+// DB-04, DB-06 and T6 in its fault-injection table): the real program under
+// open-loop load while its database is restarted (`pg_ctl restart -m fast`
+// and `-m immediate`, on a private cluster the test owns) or cut by the TCP
+// fault proxy (blackhole, reset, drop after N bytes, reply lost after
+// COMMIT). docs/security-tests.md records the figures these tests print.
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,7 +62,7 @@ func newMixedLoad(s *liveServer) *mixedLoad {
 		ackMem: map[string]bool{}, ackTasks: map[string]bool{}, refresh: s.refresh}
 }
 
-func (m *mixedLoad) fire(i int) {
+func (m *mixedLoad) fire(i int, _ time.Time) {
 	s := m.s
 	tok := m.tokens[(i/10)%len(m.tokens)]
 	var o outcome
@@ -163,7 +162,8 @@ type restartWindow struct {
 	start, end time.Time
 }
 
-// TestT6PostgresRestartUnderLoad is DB-01 and security.md §3 T6: at an
+// TestT6PostgresRestartUnderLoad is DB-01 (T6 in docs/security-tests.md,
+// Fault injection): at an
 // open-loop 50 req/s, the private cluster is restarted with -m fast and
 // then -m immediate. Errors are only store_unavailable / 503 /
 // temporarily_unavailable, only within each outage + 2 s; no 401, no 500;
@@ -172,18 +172,18 @@ type restartWindow struct {
 // scripts/soak runs it for 60 s with a restart every 15 s.
 func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	// Not parallel: the hygiene figures are process-wide.
-	pg := startPGCluster(t)
-	dbURL := pg.createDB("heyaira") + "&application_name=heyaira"
+	pg := storetest.StartOwnCluster(t)
+	dbURL := pg.CreateDB("heyaira") + "&application_name=heyaira"
 	gh := githubtest.New(t)
 	s := newLiveServer(t, dbURL, gh, serveHooks{}, 16<<10)
-	admin := sqlDB(t, pg.url("heyaira", "t6admin"))
+	admin := sqlDB(t, pg.URL("heyaira", "t6admin"))
 	load := newMixedLoad(s)
 	load.tokens = s.principals(t, 4)
 	if o := load.c.toolCall(s.access, "memory_put", map[string]any{"key": "seed", "content": "seed"}); !o.ok() {
 		t.Fatalf("seed: %+v", o)
 	}
 	for i := range 20 { // warm the pool and the token cache
-		load.fire(i * 10)
+		load.fire(i*10, time.Time{})
 	}
 	load.rec = &recorder{}
 	load.c.close()
@@ -214,13 +214,13 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 		t0 := time.Now()
 		for _, p := range plan {
 			time.Sleep(time.Until(t0.Add(p.at)))
-			st, en := pg.restart(p.mode)
+			st, en := pg.Restart(p.mode)
 			wmu.Lock()
 			windows = append(windows, restartWindow{p.mode, st, en})
 			wmu.Unlock()
 		}
 	}()
-	openLoop(ctx, rate, dur, load.fire)
+	openLoop(ctx, rate, dur, 0, load.fire)
 	cancel()
 	time.Sleep(600 * time.Millisecond) // the refresh loop's last request
 
@@ -313,9 +313,8 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 // and recover. Never a 401 or a 500.
 func TestT6ProxyFaults(t *testing.T) {
 	dbURL := storetest.NewURL(t)
-	sock := unixSocket(t, dbURL)
-	proxy := proxyTo(t, "unix", sock)
-	proxied := viaProxy(dbURL, proxy, "&application_name=heyaira")
+	proxy := storetest.ProxyTo(t, "unix", storetest.UnixSocket(t, dbURL))
+	proxied := proxy.DBURL(dbURL) + "&application_name=heyaira"
 	gh := githubtest.New(t)
 	s := newLiveServer(t, proxied, gh, serveHooks{}, 4096)
 	c := newLoadClient(s.base)
@@ -396,8 +395,8 @@ func TestT6ProxyFaults(t *testing.T) {
 // two refresh tokens of the family alive.
 func TestDB04CommitReplyLost(t *testing.T) {
 	dbURL := storetest.NewURL(t)
-	proxy := proxyTo(t, "unix", unixSocket(t, dbURL))
-	proxied := viaProxy(dbURL, proxy, "")
+	proxy := storetest.ProxyTo(t, "unix", storetest.UnixSocket(t, dbURL))
+	proxied := proxy.DBURL(dbURL)
 	gh := githubtest.New(t)
 	s := newLiveServer(t, proxied, gh, serveHooks{}, 100)
 	db := sqlDB(t, dbURL)
@@ -443,30 +442,6 @@ func countRows(t testing.TB, db *sql.DB, table string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// unixSocket returns the PostgreSQL socket path of a storetest URL
-// (host=<dir>, port defaulting to 5432).
-func unixSocket(t testing.TB, dbURL string) string {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, port := u.Query().Get("host"), u.Query().Get("port")
-	if port == "" {
-		port = "5432"
-	}
-	if !strings.HasPrefix(dir, "/") {
-		t.Fatalf("the test cluster is not on a unix socket: %s", dbURL)
-	}
-	return dir + "/.s.PGSQL." + port
-}
-
-// viaProxy rewrites a storetest URL to reach the same database through p.
-func viaProxy(dbURL string, p *faultProxy, extra string) string {
-	u, _ := url.Parse(dbURL)
-	return "postgres://postgres@" + p.Addr() + u.Path + "?sslmode=disable" + extra
 }
 
 // checkWrites asserts that every acknowledged memory and task is stored on

@@ -7,10 +7,10 @@ import (
 	"heyaira/store/storetest"
 )
 
-// TestMain adds the goroutine-leak check of security.md LD-05.
+// TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
 //
 // The load harness re-executes this test binary as its server process
-// (load_helper_test.go, HEYAIRA_BENCH_HELPER=1); that process is a server,
+// (bench_helper_test.go, HEYAIRA_BENCH_HELPER=1); that process is a server,
 // not a test run, and is not checked.
 func TestMain(m *testing.M) {
 	if os.Getenv("HEYAIRA_BENCH_HELPER") != "" {

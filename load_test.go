@@ -1,7 +1,8 @@
 package main
 
-// Sustained load and graceful shutdown (security.md §2.7 LD-01, §3 T1/T2
-// at reduced scale, T11).
+// Sustained load and graceful shutdown (docs/security-tests.md LD-01, at
+// reduced scale), then the process and its database back to baseline:
+// goroutines, descriptors and PostgreSQL connections (hygiene, loadgen_test.go).
 
 import (
 	"context"
@@ -31,7 +32,7 @@ type docLoad struct {
 	docOK   int
 }
 
-func (l *docLoad) fire(i int) {
+func (l *docLoad) fire(i int, _ time.Time) {
 	s := l.s
 	tok := l.tokens[(i/10)%len(l.tokens)]
 	var o outcome
@@ -103,14 +104,14 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 	l.c.hc.Transport.(*http.Transport).MaxConnsPerHost = 64
 	l.c.toolCall(s.access, "memory_put", map[string]any{"key": "seed", "content": "x"})
 	for i := range 20 {
-		l.fire(i)
+		l.fire(i, time.Time{})
 	}
 	l.rec = &recorder{}
 	l.c.close()
 	gh.HTTPClient().CloseIdleConnections()
 	base := snapshot(db, "heyaira")
 
-	openLoop(t.Context(), rate, dur, l.fire)
+	openLoop(t.Context(), rate, dur, 0, l.fire)
 	outs := l.rec.all()
 	for _, o := range outs {
 		if !o.ok() {
@@ -144,7 +145,7 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 		close(stopped)
 		cancel()
 	}()
-	openLoop(ctx, 50, 3*time.Second, l.fire)
+	openLoop(ctx, 50, 3*time.Second, 0, l.fire)
 	<-stopped
 	stopTook := time.Since(stopAt)
 	if stopErr != nil {

@@ -1,7 +1,8 @@
 package main
 
-// A small open-loop load driver and the hygiene checks of security.md §3
-// T11, for the process-level fault and load tests. Open loop: requests
+// A small open-loop load driver and the hygiene checks (goroutines,
+// descriptors and PostgreSQL connections back to baseline after load), for
+// the process-level fault and load tests. Open loop: requests
 // start on a ticker whatever the previous ones are doing, so a slow server
 // cannot slow the driver down and hide its own latency (no coordinated
 // omission).
@@ -21,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,27 +69,48 @@ func (r *recorder) all() []outcome {
 	return slices.Clone(r.outs)
 }
 
-// openLoop calls fire at rate per second for d, each call in its own
-// goroutine, and waits for all of them.
-func openLoop(ctx context.Context, rate float64, d time.Duration, fire func(i int)) {
-	interval := time.Duration(float64(time.Second) / rate)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	stop := time.After(d)
+// openLoop is the one open-loop driver of the process-level tests and the
+// benchmark. Request i is due at t0 + i/rate, for every i due within d, and
+// starts then, in its own goroutine, as fire(i, due), whatever the earlier
+// ones are doing; a caller that measures latency from due is charged any wait
+// for a connection or a late timer (no coordinated omission). With limit > 0,
+// a request due while limit are still running is not started, so a saturated
+// server cannot make the driver grow without bound; openLoop returns those
+// requests' numbers. When ctx ends no request starts any more. openLoop
+// returns once every started request has ended.
+func openLoop(ctx context.Context, rate float64, d time.Duration, limit int64, fire func(i int, due time.Time)) (skipped []int) {
+	n := int(rate * d.Seconds())
 	var wg sync.WaitGroup
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		case <-stop:
-			wg.Wait()
-			return
-		case <-tick.C:
-			wg.Add(1)
-			go func() { defer wg.Done(); fire(i) }()
+	defer wg.Wait()
+	var running atomic.Int64
+	t0 := time.Now().Add(10 * time.Millisecond)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i := range n {
+		due := t0.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if w := time.Until(due); w > 0 {
+			timer.Reset(w)
+			select {
+			case <-ctx.Done():
+				return skipped
+			case <-timer.C:
+			}
+		} else if ctx.Err() != nil {
+			return skipped
 		}
+		if limit > 0 && running.Load() >= limit {
+			skipped = append(skipped, i)
+			continue
+		}
+		running.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer running.Add(-1)
+			fire(i, due)
+		}()
 	}
+	return skipped
 }
 
 // loadClient talks to one server with its own connection pool.
@@ -177,14 +200,18 @@ func durations(outs []outcome, keep func(outcome) bool) []time.Duration {
 	return ds
 }
 
-// pct returns the q-quantile (0 < q ≤ 1) of ds by the nearest-rank method.
+// pct returns the q-quantile (0 < q ≤ 1) of ds by the nearest-rank method:
+// the smallest value at least a fraction q of ds do not exceed. It is the one
+// percentile of the process-level tests and the benchmark.
 func pct(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
+	// The rank is ceil(q·n); the epsilon keeps 0.99·100 (in floating point
+	// 99.00000000000001 for some n) from rounding up a whole rank.
+	i := int(math.Ceil(q*float64(len(s))-1e-9)) - 1
 	return s[max(0, min(i, len(s)-1))]
 }
 
@@ -207,7 +234,8 @@ func histogram(outs []outcome) string {
 }
 
 // hygiene is the process and database state that must return to its
-// baseline after load (security.md §3 T11).
+// baseline after load: goroutines, open descriptors and the server's
+// PostgreSQL connections.
 type hygiene struct {
 	goroutines int
 	fds        int
@@ -237,30 +265,44 @@ func snapshot(admin *sql.DB, app string) hygiene {
 	return h
 }
 
-// waitHygiene polls until goroutines, descriptors and busy database
-// connections are back within tol of base, for at most within. Idle pooled
-// connections may stay (the pool keeps as many idle as open); they must not
-// exceed base + the pool's cap. It returns the last snapshot and how long it took.
+// backToBaseline is the one "back to baseline" wait of the process-level
+// tests and the benchmark: it calls back at once and then every poll, until
+// back reports true or within has passed (the last call is made after
+// within), and returns how long that took and whether back came true.
+func backToBaseline(within, poll time.Duration, back func() bool) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		if back() {
+			return time.Since(start), true
+		}
+		if time.Since(start) >= within {
+			return time.Since(start), false
+		}
+		time.Sleep(poll)
+	}
+}
+
+// waitHygiene waits until goroutines, descriptors and busy database
+// connections are back within tol of base, for at most within, and fails the
+// test if they are not. Idle pooled connections may stay (the pool keeps as
+// many idle as open); they must not exceed base + the pool's cap. It returns
+// the last snapshot and how long it took.
 func waitHygiene(t testing.TB, admin *sql.DB, app string, base hygiene, within time.Duration, tol int) (hygiene, time.Duration) {
 	t.Helper()
-	start := time.Now()
 	const idleCap = store.MaxConns
-	for {
+	var h hygiene
+	took, ok := backToBaseline(within, 100*time.Millisecond, func() bool {
 		runtime.GC()
-		h := snapshot(admin, app)
+		h = snapshot(admin, app)
 		// Pooled idle database connections are descriptors too.
 		pooled := max(0, h.pgConns-base.pgConns)
-		ok := h.goroutines <= base.goroutines+tol && h.fds <= base.fds+tol+pooled &&
+		return h.goroutines <= base.goroutines+tol && h.fds <= base.fds+tol+pooled &&
 			h.pgBusy <= base.pgBusy+tol && h.pgConns <= base.pgConns+idleCap+tol
-		if ok {
-			return h, time.Since(start)
-		}
-		if time.Since(start) > within {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Errorf("T11: not back to baseline after %v: %v, baseline %v\n%s", within, h, base, buf[:min(n, 20000)])
-			return h, time.Since(start)
-		}
-		time.Sleep(100 * time.Millisecond)
+	})
+	if !ok {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Errorf("not back to baseline after %v: %v, baseline %v\n%s", within, h, base, buf[:min(n, 20000)])
 	}
+	return h, took
 }

@@ -3,5 +3,5 @@
 package main
 
 // raceOn says the tests run under the race detector, which costs 2–20× in
-// time: latency gates then get security.md §3's 2× CI margin.
+// time: latency gates are then doubled.
 const raceOn = true

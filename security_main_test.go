@@ -34,7 +34,7 @@ import (
 
 // leakForms returns the spellings of a secret a log or message could
 // carry: raw, base64 (standard and URL, padded or not), percent-encoded,
-// JSON-escaped and every 12-byte substring (security.md LG-01).
+// JSON-escaped and every 12-byte substring (docs/security-tests.md LG-01).
 func leakForms(s string) []string {
 	b := []byte(s)
 	j, _ := json.Marshal(s)

@@ -3,45 +3,13 @@ package main
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/store/storetest"
 )
-
-// startStandby makes a streaming standby of c with pg_basebackup (-R writes
-// its primary_conninfo) and starts it; c then waits for it on every commit
-// (synchronous_standby_names = '*').
-func (c *pgCluster) startStandby() *pgCluster {
-	c.t.Helper()
-	sb := newPGCluster(c.t)
-	if out, err := sb.as(filepath.Join(c.bin, "pg_basebackup"), "-h", c.dir, "-U", "postgres", "-D", sb.data,
-		"-R", "-X", "stream", "-c", "fast"); err != nil {
-		c.t.Fatalf("pg_basebackup: %v\n%s", err, out)
-	}
-	sb.start()
-	db := sqlDB(c.t, c.url("postgres", ""))
-	defer db.Close()
-	for _, q := range []string{`ALTER SYSTEM SET synchronous_standby_names = '*'`, `SELECT pg_reload_conf()`} {
-		if _, err := db.Exec(q); err != nil {
-			c.t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var n int
-		db.QueryRow(`SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'`).Scan(&n)
-		if n == 1 {
-			return sb
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the standby is not synchronous after 30s\n%s", sb.logTail())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // Row TP-06: PostgreSQL failover. A primary with a synchronous streaming
 // standby; the real program connects with lib/pq's multi-host string
@@ -54,10 +22,10 @@ func (c *pgCluster) startStandby() *pgCluster {
 // primary. The outage and
 // the errors by code are logged; the recovery time is a report-only gate.
 func TestTP06PostgresFailover(t *testing.T) {
-	primary := startPGCluster(t)
-	primary.createDB("heyaira")
-	standby := primary.startStandby()
-	dbURL := "postgres://postgres@/heyaira?host=" + primary.dir + "," + standby.dir +
+	primary := storetest.StartOwnCluster(t)
+	primary.CreateDB("heyaira")
+	standby := primary.StartStandby()
+	dbURL := "postgres://postgres@/heyaira?host=" + primary.Dir + "," + standby.Dir +
 		"&sslmode=disable&target_session_attrs=read-write&application_name=heyaira"
 	gh := githubtest.New(t)
 	s := newLiveServer(t, dbURL, gh, serveHooks{}, 4096)
@@ -83,15 +51,15 @@ func TestTP06PostgresFailover(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		killed = time.Now()
-		if out, err := primary.pgctl("-m", "immediate", "-w", "stop"); err != nil {
+		if out, err := primary.PgCtl("-m", "immediate", "-w", "stop"); err != nil {
 			t.Errorf("stop the primary: %v %s", err, out)
 		}
-		if out, err := standby.pgctl("-w", "-t", "60", "promote"); err != nil {
+		if out, err := standby.PgCtl("-w", "-t", "60", "promote"); err != nil {
 			t.Errorf("promote the standby: %v %s", err, out)
 		}
 		promoted = time.Now()
 	}()
-	openLoop(ctx, rate, dur, load.fire)
+	openLoop(ctx, rate, dur, 0, load.fire)
 	cancel()
 
 	mu.Lock()
@@ -127,7 +95,7 @@ func TestTP06PostgresFailover(t *testing.T) {
 		lastErr.Sub(killed).Round(time.Millisecond), recovery.Round(time.Millisecond), len(outs), histogram(outs))
 	perfGate(t, recovery <= 5*time.Second, "service back %v after the promotion, want ≤ 5s", recovery)
 
-	admin := sqlDB(t, standby.url("heyaira", "tp06admin"))
+	admin := sqlDB(t, standby.URL("heyaira", "tp06admin"))
 	taskDup, unacked := load.checkWrites(t, admin)
 	var revoked bool
 	if err := admin.QueryRow(`SELECT revoked_at IS NOT NULL FROM document_sources WHERE id = $1`, revokedSource).Scan(&revoked); err != nil || !revoked {

@@ -258,7 +258,7 @@ func TestTP07RollingRestartThroughNginx(t *testing.T) {
 		}
 		restarted <- nil
 	}()
-	openLoop(ctx, 40, scaled(10*time.Second, 30*time.Second), load.fire)
+	openLoop(ctx, 40, scaled(10*time.Second, 30*time.Second), 0, load.fire)
 	if err := <-restarted; err != nil {
 		t.Fatalf("rolling restart: %v", err)
 	}

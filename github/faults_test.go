@@ -14,7 +14,8 @@ import (
 	"heyaira/github/githubtest"
 )
 
-// TestContentsFaults injects each provider fault of security.md §2.5 on the
+// TestContentsFaults injects each provider fault (docs/security-tests.md
+// §2.5, PF-01 to PF-11) on the
 // contents route and checks its stable code, that exactly one contents
 // request was made (no retry), and any extra property of the row.
 func TestContentsFaults(t *testing.T) {

@@ -7,5 +7,5 @@ import (
 	"heyaira/store/storetest"
 )
 
-// TestMain adds the goroutine-leak check of security.md LD-05.
+// TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
 func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }

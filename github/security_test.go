@@ -1,6 +1,7 @@
 package github_test
 
-// Provider rows of the attack matrix (security.md §2.4–2.5) not covered by
+// Provider rows of the attack matrix (docs/security-tests.md §2.4–2.5) not
+// covered by
 // the fault and contents tables: the followed-symlink shape no check can
 // see (IN-04c, the residual risk), a gzip bomb (PF-03d), a dripping body
 // (PF-05a), an untrusted certificate (PF-10) and pathological JSON

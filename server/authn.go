@@ -57,11 +57,11 @@ func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
 		}
 		a, src, found, err := st.AuthenticateSource(ctx, tokenHash, now(), sourceID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			// The statement also reads document_sources and repositories. A
-			// fault confined to those (a lock held on them: security.md DB-06)
+			// The statement also reads document_sources and repositories. A fault
+			// confined to those (a lock held on them: docs/security-tests.md DB-06)
 			// must stay what it would be with two lookups: the tool's
-			// store_unavailable, not a 503 of the bearer check. So the token
-			// alone is checked, briefly; the tool then reports err.
+			// store_unavailable, not a 503 of the bearer check. So the token alone is
+			// checked, briefly; the tool then reports err.
 			fctx, cancel := context.WithTimeout(ctx, fallbackAuthTimeout)
 			defer cancel()
 			a, authErr := st.Authenticate(fctx, tokenHash, now())

@@ -14,7 +14,8 @@ import (
 )
 
 // canaryMinSubstring is the shortest piece of a secret that counts as a
-// leak (security.md LG-01: "no ≥ 12-character substring of any token").
+// leak (docs/security-tests.md LG-01: no substring of 12 or more
+// characters of any token may reach a log).
 const canaryMinSubstring = 12
 
 // secretForms returns the spellings of a secret to look for: raw, standard

@@ -1,7 +1,7 @@
 package server
 
 // Authorization and tenant-boundary rows of the attack matrix
-// (security.md §2.1) that earlier tests did not cover; docs/security-tests.md
+// (docs/security-tests.md §2.1) that earlier tests did not cover; that file
 // maps every row to its tests.
 
 import (

@@ -1,7 +1,7 @@
 package server
 
-// Continuation-cursor rows of the attack matrix (security.md §2.3) beyond
-// the cursor package's own vectors and fuzzing.
+// Continuation-cursor rows of the attack matrix (docs/security-tests.md §2.3)
+// beyond the cursor package's own vectors and fuzzing.
 
 import (
 	"encoding/base64"

@@ -1,13 +1,13 @@
 package server
 
-// Database-fault rows of the attack matrix (security.md §2.6) at the
-// server: backends killed mid-request, a store fault injected at each step
-// of a refresh rotation (with PostgreSQL triggers: the injector is the
+// Database-fault rows of the attack matrix (docs/security-tests.md §2.6) at
+// the server: backends killed mid-request, a store fault injected at each
+// step of a refresh rotation (with PostgreSQL triggers: the injector is the
 // database itself, so the real store code runs), a forced serialization
 // failure, revocation while the store is locked, a lock held on
-// document_sources, and no connection held across a GitHub call.
-// DB-01 (restart) and DB-04(a) (a lost COMMIT reply) are process-level
-// tests in the main package (fault_pg_test.go).
+// document_sources, and no connection held across a GitHub call. DB-01
+// (restart) and DB-04(a) (a lost COMMIT reply) are process-level tests in the
+// main package (fault_pg_test.go).
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 package server
 
-// Input-validation rows of the attack matrix (security.md §2.4) at the
-// server: stored paths re-validated, byte ranges over 4-byte characters,
+// Input-validation rows of the attack matrix (docs/security-tests.md §2.4) at
+// the server: stored paths re-validated, byte ranges over 4-byte characters,
 // hostile JSON-RPC envelopes and HTTP framing, and hostile tool arguments.
 
 import (

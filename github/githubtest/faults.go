@@ -12,7 +12,8 @@ import (
 
 // A Fault replaces the fake's answer to one request. The request is still
 // counted and logged. The constructors below cover the faults of
-// docs/design.md §10 and security.md §2.5; a test may write its own.
+// docs/design.md §10 and docs/security-tests.md §2.5 (PF-01 to PF-11); a
+// test may write its own.
 type Fault func(w http.ResponseWriter, r *http.Request)
 
 type faultEntry struct {

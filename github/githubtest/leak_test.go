@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"heyaira/store/storetest"
+	"heyaira/internal/leaktest"
 )
 
-// TestMain adds the goroutine-leak check of security.md LD-05.
-func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }
+// TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
+func TestMain(m *testing.M) { os.Exit(leaktest.Main(m)) }

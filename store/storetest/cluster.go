@@ -78,6 +78,22 @@ func isExec(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
+// postgresCredential is the user PostgreSQL runs as: the postgres system user
+// when the tests run as root (PostgreSQL refuses to run as root), else nil
+// (the tests' own user).
+func postgresCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs the postgres system user (scripts/pg.sh creates it): %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
 // privateClusterURL returns the URL of this binary's private cluster,
 // starting it on first use, or ends the test through Missing or Fatal.
 func privateClusterURL(t testing.TB) string {
@@ -98,16 +114,10 @@ func startCluster() {
 		cluster.err, cluster.miss = err, true
 		return
 	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			cluster.err, cluster.miss = fmt.Errorf("running as root needs the postgres system user: %v", err), true
-			return
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	cred, err := postgresCredential()
+	if err != nil {
+		cluster.err, cluster.miss = err, true
+		return
 	}
 	// Not t.TempDir: it goes with one test, and its parents are 0700, which
 	// the postgres user cannot cross. A short name keeps the socket path

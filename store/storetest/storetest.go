@@ -1,6 +1,9 @@
-// Package storetest holds the test helpers every package shares: a fresh,
-// migrated PostgreSQL database per test, and the goroutine-leak check
-// (MainWithLeakCheck).
+// Package storetest holds the PostgreSQL test helpers: a fresh, migrated
+// database per test, the goroutine-leak check for packages whose tests use
+// one (MainWithLeakCheck), and, for the fault tests and the benchmark, a
+// cluster a test owns (OwnCluster), a fault proxy (FaultProxy) and a counter
+// of the wire protocol (WireCounter). Packages whose tests need no database
+// use internal/leaktest instead and do not link the store.
 //
 // The cluster is the one HEYAIRA_F1_E2E_DATABASE_URL names (scripts/test
 // sets it to a database in a throwaway cluster). When it is unset, a plain

@@ -1,6 +1,8 @@
+//go:build bench
+
 package main
 
-// The phases of TestBench (load_bench_test.go), each returning its part of
+// The phases of TestBench (bench_test.go), each returning its part of
 // the report.
 
 import (
@@ -81,7 +83,7 @@ type benchSat struct {
 
 // benchSaturation steps the rate of first-fragment reads up until a step
 // has errors, completes under 95% of the offered rate, or has a p99 more
-// than 100 ms above the floor's p50 (security.md T3).
+// than 100 ms above the floor's p50 (T3 in docs/performance.md).
 func benchSaturation(e *benchEnv, cfg benchConfig, table []benchRow) map[*benchDoc]benchSat {
 	out := map[*benchDoc]benchSat{}
 	for _, row := range table {
@@ -172,7 +174,7 @@ type benchHygiene struct {
 
 func (e *benchEnv) hygiene() benchHygiene {
 	m := e.metrics()
-	h := benchHygiene{goroutines: int(m["go_goroutines"]), fds: e.fds(), dbOpen: int(e.pg.counts().open),
+	h := benchHygiene{goroutines: int(m["go_goroutines"]), fds: e.fds(), dbOpen: int(e.pg.Counts().Open),
 		dbInUse: int(m["heyaira_db_connections_in_use"])}
 	h.github, h.clients = e.sockets()
 	return h
@@ -226,7 +228,7 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	e.server.CloseIdleConnections()
 	time.Sleep(2 * time.Second)
 	base := e.hygiene()
-	e.pg.resetMaxOpen()
+	e.pg.ResetMaxOpen()
 
 	var peak benchHygiene
 	stop := make(chan struct{})
@@ -242,7 +244,7 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 			}
 			h := e.hygiene()
 			peak = benchHygiene{max(peak.goroutines, h.goroutines), max(peak.fds, h.fds),
-				max(peak.dbOpen, int(e.pg.counts().maxOpen)), max(peak.dbInUse, h.dbInUse),
+				max(peak.dbOpen, int(e.pg.Counts().MaxOpen)), max(peak.dbInUse, h.dbInUse),
 				max(peak.github, h.github), max(peak.clients, h.clients)}
 		}
 	}()
@@ -262,7 +264,9 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	var at5 benchHygiene
 	backIn, rawBack := time.Duration(-1), time.Duration(-1)
 	end := time.Now()
-	for time.Since(end) < 10*time.Second {
+	// Follow the counts for 5 s (back never reports true), noting when each
+	// view was first back, and keep the reading taken at 5 s.
+	backToBaseline(5*time.Second, 250*time.Millisecond, func() bool {
 		h := e.hygiene()
 		if h.within(base, 5) && backIn < 0 {
 			backIn = time.Since(end)
@@ -270,21 +274,18 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		if h.rawWithin(base, 5) && rawBack < 0 {
 			rawBack = time.Since(end)
 		}
-		if time.Since(end) >= 5*time.Second {
-			at5 = h
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		at5 = h
+		return false
+	})
 	// Then the raw counts, pools included: they come back when the pools'
 	// idle timeouts have closed what the load left (database/sql 1 minute,
 	// checked once a minute; the GitHub transport 90 s).
-	for rawBack < 0 && cfg.poolWait > 0 && time.Since(end) < cfg.poolWait {
-		if h := e.hygiene(); h.rawWithin(base, 5) {
+	if rawBack < 0 && cfg.poolWait > 0 {
+		if _, ok := backToBaseline(cfg.poolWait-time.Since(end), time.Second, func() bool {
+			return e.hygiene().rawWithin(base, 5)
+		}); ok {
 			rawBack = time.Since(end)
-			break
 		}
-		time.Sleep(time.Second)
 	}
 	all := benchSummarize(samples, "")
 	var b strings.Builder

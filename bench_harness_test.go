@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 import (
@@ -31,12 +33,12 @@ import (
 
 // benchEnv is one run of the load harness: a fresh database behind the
 // counting proxy, the fake GitHub in this process, the server in a child
-// process (load_helper_test.go), a tenant with one principal (and one access
+// process (bench_helper_test.go), a tenant with one principal (and one access
 // token) per connection, and three documents.
 type benchEnv struct {
 	t       *testing.T
 	gh      *githubtest.Server
-	pg      *benchPGProxy
+	pg      *storetest.WireCounter
 	cmd     *exec.Cmd
 	exited  chan error
 	base    string // the server: http://127.0.0.1:port
@@ -81,7 +83,7 @@ const benchCommit = "3333333333333333333333333333333333333333"
 func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[string]int) *benchEnv {
 	t.Helper()
 	dbURL := storetest.NewMigratedURL(t)
-	e := &benchEnv{t: t, gh: githubtest.New(t), pg: newBenchPGProxy(t, dbURL), conns: users, exited: make(chan error, 1), dbURL: dbURL}
+	e := &benchEnv{t: t, gh: githubtest.New(t), pg: storetest.NewWireCounter(t, dbURL), conns: users, exited: make(chan error, 1), dbURL: dbURL}
 	e.gh.SetLatency(latency)
 
 	// The tenant, written with the store's own methods, straight to the
@@ -173,7 +175,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		benchHelperEnv+"=1",
 		"HEYAIRA_BENCH_GITHUB_URL="+e.gh.URL(),
 		"HEYAIRA_BENCH_GITHUB_CA_FILE="+write("github-ca.pem", e.gh.CertificatePEM()),
-		"HEYAIRA_DATABASE_URL="+e.pg.dsn(dbURL),
+		"HEYAIRA_DATABASE_URL="+e.pg.DSN(dbURL),
 		"HEYAIRA_PUBLIC_URL="+e.base,
 		"HEYAIRA_METRICS_PUBLIC=1", // e.metrics scrapes the main listener
 		"HEYAIRA_LISTEN_ADDR="+ln,  // unused: the listener is fd 3
@@ -371,7 +373,7 @@ func (e *benchEnv) metrics() map[string]float64 {
 	return out
 }
 
-// heap reads the helper's /debug/heap (see load_helper_test.go).
+// heap reads the helper's /debug/heap (see bench_helper_test.go).
 func (e *benchEnv) heap(gc bool) (live, alloc, gcs uint64) {
 	u := e.debug + "/debug/heap"
 	if gc {

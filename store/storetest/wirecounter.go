@@ -1,4 +1,4 @@
-package main
+package storetest
 
 import (
 	"bufio"
@@ -8,17 +8,19 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// benchPGProxy sits on a unix socket between the server and PostgreSQL and
-// counts what the server asks of the database, from the wire: it parses the
-// frontend half of the protocol (message type and length) and copies the
-// backend half untouched. It is how the load harness measures database
-// round trips per tool call and the server's open connections, from outside
-// the process and without trusting the server's own counters.
+// WireCounter sits on a unix socket between a client (the server under test)
+// and PostgreSQL and counts what the client asks of the database, from the
+// wire: it parses the frontend half of the protocol (message type and length)
+// and copies the backend half untouched. It is how the benchmark harness
+// measures database round trips per tool call and the server's open
+// connections, from outside the process and without trusting the server's
+// own counters.
 //
 //   - A statement run is an Execute (extended protocol) or a simple Query.
 //   - A preparation is a Parse: lib/pq parses an unprepared statement with
@@ -27,7 +29,7 @@ import (
 //     ReadyForQuery after each. lib/pq needs two for an unprepared statement
 //     with arguments (Parse/Describe, then Bind/Execute), one for a prepared
 //     statement (Bind/Execute).
-type benchPGProxy struct {
+type WireCounter struct {
 	ln       net.Listener
 	dir      string // the socket directory: host= in a DSN
 	target   string // the real socket
@@ -41,46 +43,45 @@ type benchPGProxy struct {
 	wg       sync.WaitGroup
 }
 
-// benchPGCounts is a reading of the proxy's counters.
-type benchPGCounts struct{ statements, parses, roundTrips, open, maxOpen, accepted int64 }
-
-func (c benchPGCounts) sub(base benchPGCounts) benchPGCounts {
-	return benchPGCounts{statements: c.statements - base.statements, parses: c.parses - base.parses,
-		roundTrips: c.roundTrips - base.roundTrips, open: c.open, maxOpen: c.maxOpen, accepted: c.accepted - base.accepted}
+// WireCounts is a reading of a WireCounter.
+type WireCounts struct {
+	Statements int64 // Execute and Query messages
+	Parses     int64 // Parse messages
+	RoundTrips int64 // Sync and Query messages
+	Open       int64 // connections open now
+	MaxOpen    int64 // the most open at once since the start or ResetMaxOpen
+	Accepted   int64 // connections accepted
 }
 
-// newBenchPGProxy proxies to the unix socket of the cluster dbURL points at.
-func newBenchPGProxy(t testing.TB, dbURL string) *benchPGProxy {
+// Sub returns the counts since base; Open and MaxOpen stay as read.
+func (c WireCounts) Sub(base WireCounts) WireCounts {
+	return WireCounts{Statements: c.Statements - base.Statements, Parses: c.Parses - base.Parses,
+		RoundTrips: c.RoundTrips - base.RoundTrips, Open: c.Open, MaxOpen: c.MaxOpen, Accepted: c.Accepted - base.Accepted}
+}
+
+// NewWireCounter counts on the way to the unix socket of the cluster dbURL
+// points at; it stops at t.Cleanup. Clients connect with DSN.
+func NewWireCounter(t testing.TB, dbURL string) *WireCounter {
 	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, port := u.Query().Get("host"), u.Port()
-	if host == "" || host[0] != '/' {
-		t.Fatalf("the load harness needs a unix-socket database URL (host=/dir), as scripts/pg.sh makes")
-	}
-	if port == "" {
-		port = "5432"
-	}
+	target := UnixSocket(t, dbURL)
 	dir, err := os.MkdirTemp("", "hyb") // short: a socket path has at most 107 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.Listen("unix", filepath.Join(dir, ".s.PGSQL."+port))
+	ln, err := net.Listen("unix", filepath.Join(dir, filepath.Base(target)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &benchPGProxy{ln: ln, dir: dir, target: filepath.Join(host, ".s.PGSQL."+port)}
+	p := &WireCounter{ln: ln, dir: dir, target: target}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() { ln.Close(); p.wg.Wait() })
 	return p
 }
 
-// dsn is dbURL with its socket directory replaced by the proxy's.
-func (p *benchPGProxy) dsn(dbURL string) string {
+// DSN is dbURL with its socket directory replaced by the counter's.
+func (p *WireCounter) DSN(dbURL string) string {
 	u, _ := url.Parse(dbURL)
 	q := u.Query()
 	q.Set("host", p.dir)
@@ -88,16 +89,17 @@ func (p *benchPGProxy) dsn(dbURL string) string {
 	return u.String()
 }
 
-func (p *benchPGProxy) counts() benchPGCounts {
-	return benchPGCounts{statements: p.executes.Load() + p.queries.Load(), parses: p.parses.Load(),
-		roundTrips: p.syncs.Load() + p.queries.Load(),
-		open:       p.open.Load(), maxOpen: p.maxOpen.Load(), accepted: p.accepted.Load()}
+// Counts reads the counters.
+func (p *WireCounter) Counts() WireCounts {
+	return WireCounts{Statements: p.executes.Load() + p.queries.Load(), Parses: p.parses.Load(),
+		RoundTrips: p.syncs.Load() + p.queries.Load(),
+		Open:       p.open.Load(), MaxOpen: p.maxOpen.Load(), Accepted: p.accepted.Load()}
 }
 
-// resetMaxOpen starts a new high-water mark of open connections.
-func (p *benchPGProxy) resetMaxOpen() { p.maxOpen.Store(p.open.Load()) }
+// ResetMaxOpen starts a new high-water mark of open connections.
+func (p *WireCounter) ResetMaxOpen() { p.maxOpen.Store(p.open.Load()) }
 
-func (p *benchPGProxy) accept() {
+func (p *WireCounter) accept() {
 	defer p.wg.Done()
 	for {
 		c, err := p.ln.Accept()
@@ -109,7 +111,7 @@ func (p *benchPGProxy) accept() {
 	}
 }
 
-func (p *benchPGProxy) serve(client net.Conn) {
+func (p *WireCounter) serve(client net.Conn) {
 	defer p.wg.Done()
 	defer client.Close()
 	server, err := net.Dial("unix", p.target)
@@ -138,7 +140,7 @@ func (p *benchPGProxy) serve(client net.Conn) {
 // which the server's one-byte answer passes back untouched) and then the
 // StartupMessage. Writes are flushed whenever the client has nothing more
 // buffered, so what the client sent in one write goes on in one write.
-func (p *benchPGProxy) frontend(r *bufio.Reader, w *bufio.Writer) {
+func (p *WireCounter) frontend(r *bufio.Reader, w *bufio.Writer) {
 	var hdr [5]byte
 	startup := true
 	for {
@@ -193,4 +195,26 @@ func (p *benchPGProxy) frontend(r *bufio.Reader, w *bufio.Writer) {
 			return
 		}
 	}
+}
+
+// UnixSocket returns the PostgreSQL socket path of a unix-socket database URL
+// (host=<dir>, port defaulting to 5432), as scripts/pg.sh and this package's
+// private cluster make; it ends the test for any other URL.
+func UnixSocket(t testing.TB, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, port := u.Query().Get("host"), u.Port()
+	if port == "" {
+		port = u.Query().Get("port")
+	}
+	if port == "" {
+		port = "5432"
+	}
+	if !strings.HasPrefix(dir, "/") {
+		t.Fatalf("storetest: the database is not on a unix socket (host=/dir): %s", dbURL)
+	}
+	return filepath.Join(dir, ".s.PGSQL."+port)
 }

@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 // The one-principal phase of TestBench (issue 19): one agent with one token
@@ -70,7 +72,7 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	for _, c := range []int{1, 8, 32} {
 		l := benchSingleLoop{workers: c}
 		s0, _ := e.cpu()
-		pgc0, acc0 := pg.cpu(), e.pg.counts()
+		pgc0, acc0 := pg.cpu(), e.pg.Counts()
 		if c == 32 {
 			if path := os.Getenv("HEYAIRA_BENCH_SINGLE_PROFILE"); path != "" {
 				go e.cpuProfile(path, cfg.singleFor*2/3)
@@ -81,14 +83,14 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		samples := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "read", read() })
 		wall := time.Since(start)
 		s1, _ := e.cpu()
-		pgc1, acc1 := pg.cpu(), e.pg.counts().sub(acc0)
+		pgc1, acc1 := pg.cpu(), e.pg.Counts().Sub(acc0)
 		l.reads = benchSummarize(samples, "")
 		n := float64(l.reads.n - l.reads.errors)
 		l.readsPerSec = n / wall.Seconds()
 		l.serverCPU = time.Duration(float64(s1-s0) / n)
 		l.pgCPU = time.Duration(float64(pgc1-pgc0) / n)
-		l.sessionsPer1000 = 1000 * float64(acc1.accepted) / n
-		l.statementsPerRead = float64(acc1.statements) / n
+		l.sessionsPer1000 = 1000 * float64(acc1.Accepted) / n
+		l.statementsPerRead = float64(acc1.Statements) / n
 		start = time.Now()
 		bs := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "bare", bare() })
 		l.bare = benchSummarize(bs, "")

@@ -1,6 +1,8 @@
+//go:build bench
+
 package main
 
-// The server half of the load harness (load_bench_test.go), in the standard Go
+// The server half of the load harness (bench_test.go), in the standard Go
 // "helper process" pattern: the harness re-executes this test binary with
 // -test.run=^TestServeHelperProcess$ and HEYAIRA_BENCH_HELPER=1, and this
 // test becomes `heyaira serve` in a process of its own, so that its CPU, its
@@ -47,7 +49,7 @@ const benchHelperEnv = "HEYAIRA_BENCH_HELPER"
 // TestServeHelperProcess is not a test: see the comment at the top of the file.
 func TestServeHelperProcess(t *testing.T) {
 	if os.Getenv(benchHelperEnv) != "1" {
-		t.Skip("not a test: the server process of the load harness, run only when load_bench_test.go re-executes the test binary with " +
+		t.Skip("not a test: the server process of the load harness, run only when bench_test.go re-executes the test binary with " +
 			benchHelperEnv + "=1")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

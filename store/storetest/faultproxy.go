@@ -1,23 +1,9 @@
-package main
-
-// faultProxy is a TCP proxy with switchable faults, for the fault-injection
-// tests of docs/security-tests.md (security.md §2.6, §3 T6/T7). It is the
-// toxiproxy pattern in standard-library code: it sits in front of
-// PostgreSQL or the fake GitHub and, on command,
-//
-//   - blackholes: accepts connections and swallows every byte both ways,
-//     without FIN or RST (a network partition);
-//   - resets: closes every connection with an RST and resets new ones;
-//   - drops after N bytes: cuts a new connection (RST) once N bytes have
-//     gone from the server to the client;
-//   - drops the reply after a marker: once the client sends bytes that
-//     contain the marker (e.g. "COMMIT"), they are delivered but nothing
-//     more comes back and the connection is cut (a reply lost after the
-//     server acted on the request).
+package storetest
 
 import (
 	"bytes"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,7 +18,22 @@ const (
 	proxyReset
 )
 
-type faultProxy struct {
+// FaultProxy is a proxy with switchable faults, on a loopback TCP port in
+// front of a TCP or unix-socket address, for the fault-injection tests of
+// docs/security-tests.md (DB-01, DB-04, DB-06, PF-04; T6 and T7 in its
+// fault-injection table). It is the toxiproxy pattern in standard-library
+// code: it sits in front of PostgreSQL or the fake GitHub and, on command,
+//
+//   - blackholes: accepts connections and swallows every byte both ways,
+//     without FIN or RST (a network partition);
+//   - resets: closes every connection with an RST and resets new ones;
+//   - drops after N bytes: cuts a new connection (RST) once N bytes have
+//     gone from the server to the client;
+//   - drops the reply after a marker: once the client sends bytes that
+//     contain the marker (e.g. "COMMIT"), they are delivered but nothing
+//     more comes back and the connection is cut (a reply lost after the
+//     server acted on the request).
+type FaultProxy struct {
 	t    testing.TB
 	ln   net.Listener
 	dial func() (net.Conn, error)
@@ -70,15 +71,15 @@ func (c *proxyConn) close(rst bool) {
 	})
 }
 
-// newFaultProxy listens on 127.0.0.1 and forwards to what dial returns.
+// NewFaultProxy listens on 127.0.0.1 and forwards to what dial returns.
 // It stops at t.Cleanup.
-func newFaultProxy(t testing.TB, dial func() (net.Conn, error)) *faultProxy {
+func NewFaultProxy(t testing.TB, dial func() (net.Conn, error)) *FaultProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{t: t, ln: ln, dial: dial, conns: map[*proxyConn]struct{}{}}
+	p := &FaultProxy{t: t, ln: ln, dial: dial, conns: map[*proxyConn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() {
@@ -89,48 +90,57 @@ func newFaultProxy(t testing.TB, dial func() (net.Conn, error)) *faultProxy {
 	return p
 }
 
-// proxyTo forwards to a network address ("tcp", "127.0.0.1:5432" or
+// ProxyTo forwards to a network address ("tcp", "127.0.0.1:5432" or
 // "unix", "/path/.s.PGSQL.5432").
-func proxyTo(t testing.TB, network, addr string) *faultProxy {
-	return newFaultProxy(t, func() (net.Conn, error) { return net.DialTimeout(network, addr, 5*time.Second) })
+func ProxyTo(t testing.TB, network, addr string) *FaultProxy {
+	return NewFaultProxy(t, func() (net.Conn, error) { return net.DialTimeout(network, addr, 5*time.Second) })
 }
 
 // Addr is the proxy's host:port.
-func (p *faultProxy) Addr() string { return p.ln.Addr().String() }
+func (p *FaultProxy) Addr() string { return p.ln.Addr().String() }
+
+// DBURL is dbURL (a unix-socket URL of this package) rewritten to reach the
+// same database through p, which must forward to that database's socket
+// (ProxyTo(t, "unix", UnixSocket(t, dbURL))). Append further parameters
+// with "&".
+func (p *FaultProxy) DBURL(dbURL string) string {
+	u, _ := url.Parse(dbURL)
+	return "postgres://postgres@" + p.Addr() + u.Path + "?sslmode=disable"
+}
 
 // Accepted counts the client connections the proxy has accepted.
-func (p *faultProxy) Accepted() int64 { return p.accepted.Load() }
+func (p *FaultProxy) Accepted() int64 { return p.accepted.Load() }
 
 // Pass forwards normally again (connections already cut stay cut).
-func (p *faultProxy) Pass() {
+func (p *FaultProxy) Pass() {
 	p.mode.Store(int32(proxyPass))
 	p.dropAfter.Store(0)
 	p.replyMarker.Store(nil)
 }
 
 // Blackhole swallows all traffic of existing and new connections.
-func (p *faultProxy) Blackhole() { p.mode.Store(int32(proxyBlackhole)) }
+func (p *FaultProxy) Blackhole() { p.mode.Store(int32(proxyBlackhole)) }
 
 // Reset sends an RST on every open connection and on every new one.
-func (p *faultProxy) Reset() {
+func (p *FaultProxy) Reset() {
 	p.mode.Store(int32(proxyReset))
 	p.closeAll(true)
 }
 
 // DropAfter cuts each new connection once n bytes went server→client.
-func (p *faultProxy) DropAfter(n int64) { p.dropAfter.Store(n) }
+func (p *FaultProxy) DropAfter(n int64) { p.dropAfter.Store(n) }
 
 // DropReplyAfter cuts a connection right after the client sent marker:
 // the server receives the request, the client never hears back.
-func (p *faultProxy) DropReplyAfter(marker string) {
+func (p *FaultProxy) DropReplyAfter(marker string) {
 	m := []byte(marker)
 	p.replyMarker.Store(&m)
 }
 
 // MarkerHits counts connections cut by DropReplyAfter.
-func (p *faultProxy) MarkerHits() int64 { return p.markerHits.Load() }
+func (p *FaultProxy) MarkerHits() int64 { return p.markerHits.Load() }
 
-func (p *faultProxy) closeAll(rst bool) {
+func (p *FaultProxy) closeAll(rst bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
@@ -139,7 +149,7 @@ func (p *faultProxy) closeAll(rst bool) {
 	}
 }
 
-func (p *faultProxy) accept() {
+func (p *FaultProxy) accept() {
 	defer p.wg.Done()
 	for {
 		cc, err := p.ln.Accept()
@@ -173,13 +183,13 @@ func (p *faultProxy) accept() {
 	}
 }
 
-func (p *faultProxy) track(c *proxyConn) {
+func (p *FaultProxy) track(c *proxyConn) {
 	p.mu.Lock()
 	p.conns[c] = struct{}{}
 	p.mu.Unlock()
 }
 
-func (p *faultProxy) untrack(c *proxyConn) {
+func (p *FaultProxy) untrack(c *proxyConn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
@@ -187,7 +197,7 @@ func (p *faultProxy) untrack(c *proxyConn) {
 
 // swallow reads from a blackholed client until it goes away or the proxy
 // passes again (it stays cut: the client has no upstream).
-func (p *faultProxy) swallow(c *proxyConn) {
+func (p *FaultProxy) swallow(c *proxyConn) {
 	defer p.untrack(c)
 	buf := make([]byte, 4096)
 	for {
@@ -200,7 +210,7 @@ func (p *faultProxy) swallow(c *proxyConn) {
 
 // pipe copies src to dst. toServer says the direction; limit > 0 cuts the
 // connection after that many bytes reached the client.
-func (p *faultProxy) pipe(c *proxyConn, src, dst net.Conn, toServer bool, limit int64) {
+func (p *FaultProxy) pipe(c *proxyConn, src, dst net.Conn, toServer bool, limit int64) {
 	defer p.untrack(c)
 	defer c.close(false)
 	buf := make([]byte, 32<<10)

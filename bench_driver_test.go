@@ -1,23 +1,18 @@
+//go:build bench
+
 package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
-
-// The load driver: open loop, standard library only. Request i is due at
-// t0 + i/rate and is started then, in its own goroutine, whatever the
-// earlier ones are doing; its latency runs from when it was due, not from
-// when it was sent. So a slow server cannot slow the driver down and hide
-// its own latency (no coordinated omission): a request that waits for one
-// of the driver's connections, or for a late timer, is charged the wait.
 
 // benchResult is one request's outcome.
 type benchResult struct {
@@ -32,36 +27,19 @@ type benchSample struct {
 	lat  time.Duration
 }
 
-// benchOpenLoop fires rate requests per second for d: request i is of kind
-// kindOf(i) and sent by fire(i). If more than maxOutstanding are still
-// running when one is due, that one is not sent and counts as an
-// "overload" error, so a saturated server cannot make the driver grow
-// without bound.
-func benchOpenLoop(rate float64, d time.Duration, maxOutstanding int64, kindOf func(i int) string, fire func(i int) benchResult) []benchSample {
-	n := int(rate * d.Seconds())
-	samples := make([]benchSample, n)
-	var wg sync.WaitGroup
-	var outstanding atomic.Int64
-	t0 := time.Now().Add(10 * time.Millisecond)
-	for i := range n {
-		due := t0.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-		if w := time.Until(due); w > 0 {
-			time.Sleep(w)
-		}
-		if outstanding.Load() >= maxOutstanding {
-			samples[i] = benchSample{kind: kindOf(i), res: benchResult{code: "overload"}}
-			continue
-		}
-		outstanding.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer outstanding.Add(-1)
-			res := fire(i)
-			samples[i] = benchSample{kind: kindOf(i), res: res, lat: time.Since(due)}
-		}()
+// benchOpenLoop runs openLoop at rate for d and returns a sample per
+// request: request i is of kind kindOf(i), is sent by fire(i), and its
+// latency runs from when it was due. A request openLoop did not start,
+// because limit were still running, is an "overload" error.
+func benchOpenLoop(rate float64, d time.Duration, limit int64, kindOf func(i int) string, fire func(i int) benchResult) []benchSample {
+	samples := make([]benchSample, int(rate*d.Seconds()))
+	skipped := openLoop(context.Background(), rate, d, limit, func(i int, due time.Time) {
+		res := fire(i)
+		samples[i] = benchSample{kind: kindOf(i), res: res, lat: time.Since(due)}
+	})
+	for _, i := range skipped {
+		samples[i] = benchSample{kind: kindOf(i), res: benchResult{code: "overload"}}
 	}
-	wg.Wait()
 	return samples
 }
 
@@ -152,21 +130,8 @@ func benchSummarize(samples []benchSample, kind string) benchStats {
 		}
 		lats = append(lats, s.lat)
 	}
-	slices.Sort(lats)
-	st.p50, st.p90, st.p99 = benchPercentile(lats, 50), benchPercentile(lats, 90), benchPercentile(lats, 99)
-	if len(lats) > 0 {
-		st.max = lats[len(lats)-1]
-	}
+	st.p50, st.p90, st.p99, st.max = pct(lats, .5), pct(lats, .9), pct(lats, .99), pct(lats, 1)
 	return st
-}
-
-// benchPercentile is the nearest-rank percentile of sorted durations.
-func benchPercentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p + 99) / 100 // ceil(n·p/100), 1-based
-	return sorted[max(i, 1)-1]
 }
 
 func (st benchStats) errorText() string {

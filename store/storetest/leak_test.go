@@ -1,0 +1,9 @@
+package storetest
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
+func TestMain(m *testing.M) { os.Exit(MainWithLeakCheck(m)) }
