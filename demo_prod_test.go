@@ -79,7 +79,7 @@ func TestDemoProductionBinaryReachesOnlyGitHub(t *testing.T) {
 	}
 	t.Logf("switches set: %s", strings.Join(r.Switches, " "))
 	t.Logf("git_document_get: status %d, code %s; stand-in connections %d", r.Status, r.Code, r.StandInConnections)
-	for _, v := range []string{demoHelperEnv, "HEYAIRA_DEMO_SEED_FILE", benchHelperEnv, "HEYAIRA_BENCH_GITHUB_URL",
+	for _, v := range []string{demoHelperEnv, "HEYAIRA_DEMO_SEED_FILE", "HEYAIRA_BENCH_HELPER", "HEYAIRA_BENCH_GITHUB_URL",
 		"HEYAIRA_BENCH_GITHUB_CA_FILE", "HTTPS_PROXY"} {
 		if !slices.Contains(r.Switches, v) {
 			t.Errorf("%s was not set for the binary", v)
@@ -142,7 +142,7 @@ func TestDemoNetnsHelperProcess(t *testing.T) {
 	url := "http://" + standIn.Addr().String()
 	switches := map[string]string{
 		demoHelperEnv: "1", "HEYAIRA_DEMO_SEED_FILE": filepath.Join(t.TempDir(), "seed.env"),
-		benchHelperEnv: "1", "HEYAIRA_BENCH_GITHUB_URL": url + githubtest.BasePath,
+		"HEYAIRA_BENCH_HELPER": "1", "HEYAIRA_BENCH_GITHUB_URL": url + githubtest.BasePath,
 		"HEYAIRA_BENCH_GITHUB_CA_FILE": os.Getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"), // any file: it must not be read
 		"HEYAIRA_GITHUB_BASE_URL":      url, "HEYAIRA_GITHUB_API_URL": url, "GITHUB_API_URL": url,
 		"GH_HOST": standIn.Addr().String(), "GH_ENTERPRISE_TOKEN": "x",
