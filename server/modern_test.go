@@ -126,6 +126,20 @@ func TestModernEra(t *testing.T) {
 			t.Errorf("%s: HTTP %d code %v, want %d %v: %s", tt.name, tt.r.status, code, tt.status, tt.code, tt.r.raw)
 		}
 	}
+	// Multi-round-trip params: no tool asks for input, so inputResponses is
+	// ignored and any requestState is one this server never issued.
+	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+		"inputResponses": map[string]any{"extra": map[string]any{"action": "accept"}}})
+	json.Unmarshal(r.raw, &modernRes)
+	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.status != 200 || string(modernRes.Result) != want {
+		t.Errorf("tools/call with inputResponses: %d %s", r.status, r.raw)
+	}
+	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+		"requestState": "eyJzdGVwIjoxfQ"})
+	if code, _ := rpcErrorOf(t, r); code != codeInvalidParams || !strings.Contains(string(r.raw), "requestState") {
+		t.Errorf("tools/call with a requestState: %d %s", r.status, r.raw)
+	}
+
 	r = e.modernPost(tok, "tools/list", "2027-01-01", "2027-01-01", nil)
 	code, data := rpcErrorOf(t, r)
 	if r.status != 400 || code != codeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {

@@ -81,7 +81,13 @@ func (tt *toolTable) list() []map[string]any {
 	return out
 }
 
-var callParamKeys = []string{"name", "arguments", "_meta", "task"}
+// callParamKeys are the tools/call params this server reads. inputResponses
+// and requestState (2026-07-28, multi-round-trip requests) answer an
+// InputRequiredResult, which no tool here ever returns: inputResponses is
+// information the server does not recognize and ignores, as the revision
+// asks; a requestState cannot be one this server issued, so it fails the
+// integrity check the revision requires and is refused.
+var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState"}
 
 // toolCall is a tools/call request, decoded before authentication so that
 // the bearer check can read the source a document read names.
@@ -108,12 +114,17 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      json.RawMessage `json:"_meta"`
 		Task      json.RawMessage `json:"task"`
+		Inputs    json.RawMessage `json:"inputResponses"` // ignored
+		State     json.RawMessage `json:"requestState"`
 	}
 	if len(params) == 0 {
 		return toolCall{}, &rpcError{codeInvalidParams, "tools/call needs params"}
 	}
 	if err := decodeObject(params, callParamKeys, &p); err != nil {
 		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
+	}
+	if len(p.State) > 0 {
+		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: requestState was not issued by this server"}
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
 		return toolCall{}, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
