@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
 
@@ -54,7 +55,8 @@ func TestDemoProductionBinaryReachesOnlyGitHub(t *testing.T) {
 		"--github-repository", demoRepo, "--github-installation-id", "1001")
 	source := str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", demoOwner,
 		"--github-repository", demoRepo, "--document-role", "runtime", "--path", demoRuntime, "--commit-sha", demoCommit), "source_id")
-	_, access := insertToken(t, dbURL, person, project, public+"/mcp", "access", "documents:read")
+	access := oauth.NewSecret(oauth.PrefixAccess)
+	insertAccessToken(t, dbURL, person, project, public+"/mcp", access, []string{"documents:read"})
 
 	report := filepath.Join(dir, "report.json")
 	cmd := exec.Command("unshare", "-n", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,

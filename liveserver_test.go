@@ -1,18 +1,14 @@
 package main
 
 import (
-	"crypto/sha256"
 	"database/sql"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"heyaira/github/githubtest"
 	"heyaira/oauth"
-
-	"github.com/lib/pq"
 )
 
 // liveServer is the real program (run → serve) on a listener, with a
@@ -75,43 +71,6 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read"})
 	s.clientID, s.refresh = insertRefreshToken(t, dbURL, s.person, s.project, s.base+"/mcp")
 	return s
-}
-
-// insertRefreshToken makes a client that may refresh, a grant and a live
-// refresh token, straight in the database (hashes only, as the server does).
-func insertRefreshToken(t *testing.T, dbURL, principal, project, resource string) (client, token string) {
-	t.Helper()
-	return insertToken(t, dbURL, principal, project, resource, "refresh", "memory:read", "memory:write")
-}
-
-// insertToken makes a client, a grant of scopes and a live token of kind
-// ("access" or "refresh") for it, straight in the database.
-func insertToken(t *testing.T, dbURL, principal, project, resource, kind string, scopes ...string) (client, token string) {
-	t.Helper()
-	db, err := sql.Open("postgres", dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var grant string
-	if err := db.QueryRow(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
-		VALUES ('load client', ARRAY['http://127.0.0.1/cb'], '{"grant_types":["authorization_code","refresh_token"]}')
-		RETURNING id`).Scan(&client); err != nil {
-		t.Fatal(err)
-	}
-	granted := pq.Array(scopes)
-	if err := db.QueryRow(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
-		VALUES ($1, $2, $3, $4) RETURNING id`, client, principal, project, granted).Scan(&grant); err != nil {
-		t.Fatal(err)
-	}
-	token = oauth.NewSecret(map[string]string{"access": oauth.PrefixAccess, "refresh": oauth.PrefixRefresh}[kind])
-	h := sha256.Sum256([]byte(token))
-	if _, err := db.Exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
-		VALUES ($1, $2, $3, $4, $5, gen_random_uuid(), $6)`,
-		h[:], kind, grant, granted, resource, time.Now().Add(24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	return client, token
 }
 
 // refreshForm is the body of a refresh_token grant.

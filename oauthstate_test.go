@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/oauth"
+
 	"github.com/lib/pq"
 )
 
@@ -14,14 +16,32 @@ import (
 // to resource. Only the token's SHA-256 is stored, as the server does.
 func insertAccessToken(t *testing.T, dbURL, principalID, projectID, resource, token string, scopes []string) {
 	t.Helper()
+	insertToken(t, dbURL, principalID, projectID, resource, "access", token, scopes, time.Hour)
+}
+
+// insertRefreshToken is insertAccessToken for a new live refresh token with
+// the memory scopes, whose client may refresh.
+func insertRefreshToken(t *testing.T, dbURL, principalID, projectID, resource string) (client, token string) {
+	t.Helper()
+	token = oauth.NewSecret(oauth.PrefixRefresh)
+	client = insertToken(t, dbURL, principalID, projectID, resource, "refresh", token,
+		[]string{"memory:read", "memory:write"}, 24*time.Hour)
+	return client, token
+}
+
+// insertToken makes a client that may use both grants, a grant of scopes and
+// a token of kind ("access" or "refresh") that lives for ttl.
+func insertToken(t *testing.T, dbURL, principalID, projectID, resource, kind, token string, scopes []string, ttl time.Duration) (client string) {
+	t.Helper()
 	db, err := sql.Open("postgres", dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var client, grant string
-	if err := db.QueryRow(`INSERT INTO oauth_clients (client_name, redirect_uris)
-		VALUES ('e2e client', ARRAY['http://127.0.0.1/callback']) RETURNING id`).Scan(&client); err != nil {
+	var grant string
+	if err := db.QueryRow(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
+		VALUES ('test client', ARRAY['http://127.0.0.1/callback'], '{"grant_types":["authorization_code","refresh_token"]}')
+		RETURNING id`).Scan(&client); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.QueryRow(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
@@ -30,8 +50,9 @@ func insertAccessToken(t *testing.T, dbURL, principalID, projectID, resource, to
 	}
 	h := sha256.Sum256([]byte(token))
 	if _, err := db.Exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
-		VALUES ($1, 'access', $2, $3, $4, gen_random_uuid(), $5)`,
-		h[:], grant, pq.Array(scopes), resource, time.Now().Add(time.Hour)); err != nil {
+		VALUES ($1, $2, $3, $4, $5, gen_random_uuid(), $6)`,
+		h[:], kind, grant, pq.Array(scopes), resource, time.Now().Add(ttl)); err != nil {
 		t.Fatal(err)
 	}
+	return client
 }
