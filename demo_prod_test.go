@@ -47,10 +47,8 @@ func TestDemoProductionBinaryReachesOnlyGitHub(t *testing.T) {
 	env := baseEnv(t, dbURL)
 	const listen = "127.0.0.1:8080" // inside the namespace, so never taken
 	public := "http://" + listen
-	account := str(t, adminRun(t, env, "create-account", "--name", "Prod"), "id")
-	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "Prod project"), "id")
-	person := str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Ada"), "id")
-	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", person)
+	tn := adminTenant(t, env, "Prod", "Ada")
+	project, person := tn.project, tn.person
 	adminRun(t, env, "link-repository", "--project-id", project, "--github-owner", demoOwner,
 		"--github-repository", demoRepo, "--github-installation-id", "1001")
 	source := str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", demoOwner,

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,31 +24,6 @@ import (
 )
 
 const e2eCommit = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-// adminRun runs one admin command through run and decodes its --json output.
-func adminRun(t *testing.T, env testEnv, args ...string) map[string]any {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	argv := append([]string{"heyaira-admin"}, args...)
-	argv = append(argv, "--json")
-	if err := run(t.Context(), argv, env.get, nil, &stdout, &stderr); err != nil {
-		t.Fatalf("heyaira-admin %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	var out map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("heyaira-admin %s --json: %v\n%s", args[0], err, stdout.String())
-	}
-	return out
-}
-
-func str(t *testing.T, m map[string]any, key string) string {
-	t.Helper()
-	s, ok := m[key].(string)
-	if !ok {
-		t.Fatalf("%q missing in %v", key, m)
-	}
-	return s
-}
 
 // mcpClient posts JSON-RPC messages with one bearer token.
 type mcpClient struct {
@@ -128,21 +102,12 @@ func TestSeedEndToEnd(t *testing.T) {
 
 	// Administrator: migrate, tenant, repository, allowlist — all through the real CLI.
 	adminRun(t, env, "migrate")
-	account := str(t, adminRun(t, env, "create-account", "--name", "E2E"), "id")
-	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "E2E"), "id")
-	person := str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Ada"), "id")
-	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", person)
-	installation := strconv.FormatInt(gh.Binding("h8v6", "heyaira").InstallationID, 10)
-	adminRun(t, env, "link-repository", "--project-id", project, "--github-owner", "h8v6",
-		"--github-repository", "heyaira", "--github-installation-id", installation)
-	source := str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", "h8v6",
-		"--github-repository", "heyaira", "--document-role", "runtime", "--path", "docs/CONTINUITY_PROTOCOL.md",
-		"--commit-sha", e2eCommit, "--fragment-limit", "4096"), "source_id")
-	legacy := str(t, adminRun(t, env, "issue-legacy-token", "--project-id", project, "--name", "old agent"), "token")
-
+	tn := adminTenant(t, env, "E2E", "Ada")
+	project, person := tn.project, tn.person
 	// The document: ~10 KB mixing 1-, 2-, 3- and 4-byte characters.
 	doc := []byte(strings.Repeat("Continuity: a é € 😀 — ", 400))
-	gh.AddFile("h8v6", "heyaira", e2eCommit, "docs/CONTINUITY_PROTOCOL.md", doc)
+	source := allowlist(t, env, gh, project, "docs/CONTINUITY_PROTOCOL.md", e2eCommit, 4096, doc)
+	legacy := str(t, adminRun(t, env, "issue-legacy-token", "--project-id", project, "--name", "old agent"), "token")
 
 	// Synthetic OAuth state: a client, a grant with documents:read, an access token.
 	var logs syncBuffer

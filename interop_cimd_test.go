@@ -50,10 +50,7 @@ func TestInteropTypeScriptSDKCIMD(t *testing.T) {
 	f := &interopFixture{env: env, logs: &syncBuffer{}}
 	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(),
 		cimdDial: dial, cimdRoots: roots}, f.logs)
-	account := str(t, adminRun(t, env, "create-account", "--name", "CIMD"), "id")
-	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "CIMD project"), "id")
-	f.principal = str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Ada"), "id")
-	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", f.principal)
+	f.principal = adminTenant(t, env, "CIMD", "Ada").person
 
 	out := runNode(t, "interop-sdk.mjs", map[string]any{
 		"mcpURL": f.base + "/mcp", "signinURL": f.signinLink(t), "sourceID": "none", "clientMetadataURL": docURL,

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,19 +41,10 @@ func newInteropFixture(t *testing.T) *interopFixture {
 	f := &interopFixture{env: env, logs: &syncBuffer{}}
 	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, f.logs)
 
-	account := str(t, adminRun(t, env, "create-account", "--name", "Interop"), "id")
-	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "Interop project"), "id")
-	f.project = project
-	f.principal = str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "Grace Hopper"), "id")
-	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", f.principal)
-	installation := strconv.FormatInt(gh.Binding("h8v6", "heyaira").InstallationID, 10)
-	adminRun(t, env, "link-repository", "--project-id", project, "--github-owner", "h8v6",
-		"--github-repository", "heyaira", "--github-installation-id", installation)
-	f.source = str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", "h8v6",
-		"--github-repository", "heyaira", "--document-role", "runtime", "--path", "docs/INTEROP.md",
-		"--commit-sha", interopCommit, "--fragment-limit", "65536"), "source_id")
+	tn := adminTenant(t, env, "Interop", "Grace Hopper")
+	f.project, f.principal = tn.project, tn.person
 	f.doc = []byte(strings.Repeat("# Interop\n\nRead through a real client: é € 😀.\n", 40))
-	gh.AddFile("h8v6", "heyaira", interopCommit, "docs/INTEROP.md", f.doc)
+	f.source = allowlist(t, env, gh, f.project, "docs/INTEROP.md", interopCommit, 65536, f.doc)
 	return f
 }
 

@@ -2,16 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"heyaira/cursor"
 	"heyaira/store/storetest"
@@ -61,35 +56,6 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
-// testEnv is a minimal environment for serve: a database, a cursor key and
-// a listen address.
-type testEnv map[string]string
-
-func (e testEnv) get(k string) string { return e[k] }
-
-func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, mode); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func baseEnv(t *testing.T, dbURL string) testEnv {
-	return testEnv{
-		"HEYAIRA_DATABASE_URL":    dbURL,
-		"HEYAIRA_CURSOR_KEY_FILE": writeFile(t, "cursor.key", hexKey(), 0o600),
-		"HEYAIRA_LISTEN_ADDR":     "127.0.0.1:0",
-		"HEYAIRA_DRAIN_SECONDS":   "0", // tests that drain set their own
-	}
-}
-
-func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
-
 func TestServeRefusesMissingSchema(t *testing.T) {
 	t.Parallel()
 	env := baseEnv(t, storetest.NewURL(t))
@@ -119,61 +85,6 @@ func TestServeRefusesMissingConfig(t *testing.T) {
 			t.Errorf("serve without %s = %v, want an error naming it", missing, err)
 		}
 	}
-}
-
-// startServe runs serve in the background on a listener the test owns, and
-// waits until /healthz answers. It returns the base URL and a stop function
-// that cancels and waits for a clean return.
-func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *syncBuffer) (string, func() error) {
-	t.Helper()
-	ln := hooks.listener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		hooks.listener = ln
-	}
-	base := "http://" + ln.Addr().String()
-	if _, ok := env["HEYAIRA_PUBLIC_URL"]; !ok {
-		env["HEYAIRA_PUBLIC_URL"] = base
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, env.get, stderr, hooks) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve returned early: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not healthy after 10s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond) // back off: never a busy loop
-	}
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(25 * time.Second):
-			return fmt.Errorf("serve did not return after cancel")
-		}
-	}
-	t.Cleanup(func() { stop() })
-	return base, stop
 }
 
 func TestServeHealthReadyAndShutdown(t *testing.T) {

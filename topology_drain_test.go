@@ -16,12 +16,13 @@ import (
 // GitHub) run from 4 clients without keep-alive (as nginx talks to its
 // upstreams by default), serve is stopped as on SIGTERM: /readyz answers
 // 503 "draining" at once while new requests are still served through the
-// drain delay; then the listener closes, every request already accepted
-// finishes with its whole document, and serve returns nil (exit 0). A client
-// only ever sees a connection that was never made (refused, or reset while
-// still in the accept queue; a load balancer retries either on the other
-// replica), never a reset after a request was sent or a cut answer. The drain figures are
-// logged, never asserted.
+// drain delay; then the listener closes, every request the server accepted
+// finishes with its whole document (each request in its log reached its
+// client whole), and serve returns nil (exit 0). A client sees only
+// connections the server never accepted: refused, or reset with no answer
+// at all because the kernel still held them in the accept queue when the
+// listener closed (the residual of docs/deploy.md "Draining"). The drain
+// figures are logged, never asserted.
 func TestTP04GracefulDrain(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)
@@ -36,13 +37,14 @@ func TestTP04GracefulDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logged := len(s.logs.String())
 	_, stop := startServe(t, s.env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln}, s.logs)
 	gh.SetLatency(time.Second)
 
 	c := newLoadClient(s.base)
 	c.hc.Transport = &http.Transport{DisableKeepAlives: true, DisableCompression: true}
 	var mu sync.Mutex
-	var oks, refused int
+	var oks, refused, queued int
 	var bad []outcome
 	var lastOK time.Time
 	done := make(chan struct{})
@@ -65,10 +67,9 @@ func TestTP04GracefulDrain(t *testing.T) {
 					lastOK = o.end
 				case o.code == "transport" && strings.Contains(o.body, "dial tcp") &&
 					(strings.Contains(o.body, "connection refused") || strings.Contains(o.body, "connection reset by peer")):
-					// Never connected, so nothing was sent: a connection still in
-					// the kernel's accept queue when the listener closes is reset
-					// (seen once in CI); a balancer retries both elsewhere.
-					refused++
+					refused++ // never connected
+				case o.code == "transport" && o.status == 0 && strings.Contains(o.body, "connection reset by peer"):
+					queued++ // connected, no answer at all: checked against the server's log below
 				default:
 					bad = append(bad, o)
 				}
@@ -104,11 +105,16 @@ func TestTP04GracefulDrain(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(bad) > 0 {
-		t.Errorf("clients saw %d errors other than a refused connection, first %+v", len(bad), bad[0])
+		t.Errorf("clients saw %d errors other than a connection the server never accepted, first %+v", len(bad), bad[0])
+	}
+	// A reset with no answer is a connection the server never accepted only
+	// if the server handled no more reads than the clients received.
+	if handled := strings.Count(s.logs.String()[logged:], `"tool":"git_document_get"`); handled != oks {
+		t.Errorf("the server handled %d reads but clients received %d whole: an accepted read was cut", handled, oks)
 	}
 	if oks == 0 || lastOK.Before(start.Add(2*time.Second)) {
 		t.Errorf("no read finished after the drain delay (ok %d, last at %v after the stop)", oks, lastOK.Sub(start))
 	}
-	t.Logf("TP-04 drain: readyz 503 after %v; serve returned after %v (delay 2s); reads ok %d, refused %d, other errors %d; last ok %v after the stop",
-		readyzAfter.Round(time.Millisecond), drain.Round(time.Millisecond), oks, refused, len(bad), lastOK.Sub(start).Round(time.Millisecond))
+	t.Logf("TP-04 drain: readyz 503 after %v; serve returned after %v (delay 2s); reads ok %d, refused %d, reset in the accept queue %d, other errors %d; last ok %v after the stop",
+		readyzAfter.Round(time.Millisecond), drain.Round(time.Millisecond), oks, refused, queued, len(bad), lastOK.Sub(start).Round(time.Millisecond))
 }

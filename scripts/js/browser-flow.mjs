@@ -1,6 +1,6 @@
 // browser-flow.mjs: a real browser (Debian's headless Chromium, driven by
 // playwright-core) clicks through HeyAira's sign-in and consent pages, driven
-// by browser_test.go, which registered the client, built the authorization
+// by interop_browser_test.go, which registered the client, built the authorization
 // URL (PKCE) and serves the loopback redirect URI that receives the code.
 //
 // Input: one JSON argument {authorizeURL, signinURL, callbackURL, artifactsDir,

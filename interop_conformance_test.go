@@ -59,14 +59,11 @@ func conformanceTarget(t *testing.T) string {
 	var logs syncBuffer
 	base, _ := startServe(t, env, serveHooks{}, &logs)
 
-	account := str(t, adminRun(t, env, "create-account", "--name", "conformance"), "id")
-	project := str(t, adminRun(t, env, "create-project", "--account-id", account, "--name", "conformance"), "id")
 	// An access token with every scope, so that a scenario calling any tool
 	// gets past the scope check.
-	principal := str(t, adminRun(t, env, "create-principal", "--account-id", account, "--name", "conformance"), "id")
-	adminRun(t, env, "add-member", "--project-id", project, "--principal-id", principal)
+	tn := adminTenant(t, env, "conformance", "conformance")
 	token := "hya_" + rand.Text() + rand.Text()
-	insertAccessToken(t, env["HEYAIRA_DATABASE_URL"], principal, project, base+"/mcp", token,
+	insertAccessToken(t, env["HEYAIRA_DATABASE_URL"], tn.person, tn.project, base+"/mcp", token,
 		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read", "workflows:read", "workflows:write"})
 	bearerProxy(t, proxyLn, base, token)
 	return proxyURL
