@@ -296,7 +296,11 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	// /readyz is asked once the pool is exhausted: all 8 connections in use
+	// and reads waiting for one (a condition, not a guess at timing).
+	for st := e.db.SQL().Stats(); (st.InUse < 8 || st.WaitCount == 0) && time.Now().Before(released); st = e.db.SQL().Stats() {
+		time.Sleep(5 * time.Millisecond)
+	}
 	resp, err := http.Get(e.srv.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
