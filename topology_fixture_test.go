@@ -205,12 +205,16 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 }
 
 // client is an HTTP client that trusts the CA and connects from local
-// address ip (any 127.0.0.0/8 address), so nginx sees a distinct client.
+// address ip (any 127.0.0.0/8 address), so nginx sees a distinct client,
+// closed at the end of the test.
 func (tp *topology) client(ip string) *loadClient {
 	c := newLoadClient(tp.public)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	c.hc.Transport = &http.Transport{DialContext: d.DialContext, DisableCompression: true,
 		TLSClientConfig: &tls.Config{RootCAs: tp.ca}, MaxIdleConnsPerHost: 16}
+	// Its idle connections to nginx end with the test, before nginx stops
+	// (cleanups run last-in first-out), so none outlives it (LD-05).
+	tp.t.Cleanup(c.close)
 	return c
 }
 
