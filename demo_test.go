@@ -26,9 +26,8 @@ import (
 // (scripts/js/demo-flow.mjs) given only what scripts/dev printed: sign-in
 // with the link, consent with document reading ticked, runtime_bootstrap_get
 // for the allowlist, the runtime document, the three-fragment guide through
-// next_cursor, and a workflow dispatch whose
-// instruction layers were read from the stand-in's branch. Ctrl-C then stops
-// the server and the cluster. Run again with an App configured, scripts/dev
+// next_cursor, and a workflow dispatch whose instruction layers were read
+// from the stand-in's branch. Ctrl-C then stops the server and the cluster. Run again with an App configured, scripts/dev
 // serves with the production binary and says nothing of the demo.
 func TestDemoScriptsDev(t *testing.T) {
 	t.Parallel()
