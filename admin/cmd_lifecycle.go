@@ -32,8 +32,8 @@ func runRemoveMember(ctx context.Context, e *env, args []string) error {
 		return failed(e.cmd.Name, err)
 	}
 	return f.output(r, func(w io.Writer) {
-		fmt.Fprintf(w, "principal %s is no longer a member of project %s; revoked %d grant(s) and %d token(s)\n",
-			r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked)
+		fmt.Fprintf(w, "principal %s is no longer a member of project %s; revoked %d grant(s), %d token(s) and %d unused sign-in link(s)\n",
+			r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked, r.LinksRevoked)
 	})
 }
 

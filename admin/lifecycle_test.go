@@ -53,8 +53,8 @@ func (h *harness) liveTokens(grant string) int {
 }
 
 // TestLC01RemoveMember: remove-member ends the membership, revokes the
-// pair's grant and tokens, leaves the principal's other project alone and
-// writes one audit row.
+// pair's grant and tokens and the principal's unredeemed sign-in link,
+// leaves the principal's other project alone and writes one audit row.
 func TestLC01RemoveMember(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -65,10 +65,11 @@ func TestLC01RemoveMember(t *testing.T) {
 	h.change("add-member", "--project-id", other, "--principal-id", f.principal)
 	_, otherGrant, _, _, _ := h.oauthRows(fixture{project: other, principal: f.principal})
 	names := map[string]string{f.project: "<project>", f.principal: "<principal>", f.account: "<account>"}
+	h.change("signin-link", "--principal-id", f.principal) // unredeemed: revoked with the membership
 
 	got := h.changeJSON("remove-member", "--project-id", f.project, "--principal-id", f.principal)
 	want := map[string]any{"project_id": "<project>", "principal_id": "<principal>", "account_id": "<account>",
-		"removed_at": "<time>", "grants_revoked": num("1"), "tokens_revoked": num("3")}
+		"removed_at": "<time>", "grants_revoked": num("1"), "tokens_revoked": num("3"), "signin_links_revoked": num("1")}
 	if diff := cmp.Diff(want, normalize(got, names)); diff != "" {
 		t.Errorf("remove-member --json (-want +got):\n%s", diff)
 	}

@@ -65,8 +65,9 @@ func (e *testEnv) redeem(t *testing.T, link string) (int, *browser) {
 }
 
 // TestLC06RemoveMemberOverHTTP: after remove-member, the access token gets
-// 401, refresh and the pending code invalid_grant; the session and a new
-// sign-in reach no consent page for the project (the person has no other),
+// 401, refresh and the pending code invalid_grant, the unredeemed sign-in
+// link no longer redeems; the session and a sign-in with a new link reach
+// no consent page for the project (the person has no other),
 // and with another project the consent page does not offer the removed one
 // and a forged approval of it is refused.
 func TestLC06RemoveMemberOverHTTP(t *testing.T) {
@@ -87,9 +88,14 @@ func TestLC06RemoveMemberOverHTTP(t *testing.T) {
 	if p := h.b.approve(open, tn.project, "memory:read"); p.status == http.StatusSeeOther {
 		t.Errorf("the consent page opened before removal still approves: %d %s", p.status, p.header.Get("Location"))
 	}
-	status, b := e.redeem(t, h.link)
+	if status, _ := e.redeem(t, h.link); status == http.StatusSeeOther {
+		t.Errorf("the unredeemed sign-in link of a removed member still signs in")
+	}
+	// A new link (the person may belong to other projects) signs in, and
+	// offers no removed project.
+	status, b := e.redeem(t, e.signinLink(tn.principal))
 	if status != http.StatusSeeOther {
-		t.Fatalf("the sign-in link of a removed member: %d, want it to sign in (it gives no project)", status)
+		t.Fatalf("a new sign-in link after removal: %d, want it to sign in", status)
 	}
 	if p := b.get("/oauth/authorize?" + h.c.authorizeQuery("memory:read").Encode()); p.status != http.StatusForbidden {
 		t.Errorf("fresh sign-in after removal: authorize answered %d, want 403", p.status)

@@ -25,6 +25,11 @@ type MemberRemoval struct {
 	RemovedAt     time.Time `json:"removed_at"`
 	GrantsRevoked int64     `json:"grants_revoked"`
 	TokensRevoked int64     `json:"tokens_revoked"`
+	// LinksRevoked counts the principal's unredeemed sign-in links: a link
+	// is not tied to a project, so one made for the removed project is
+	// revoked with the rest; the administrator makes a new one if the person
+	// still belongs to another project.
+	LinksRevoked int64 `json:"signin_links_revoked"`
 }
 
 // PrincipalChange reports what DisablePrincipal, EnablePrincipal or
@@ -91,10 +96,13 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 		if r.TokensRevoked, err = execCount(ctx, tx, revokePairTokensSQL, principalID, projectID); err != nil {
 			return err
 		}
+		if r.LinksRevoked, err = execCount(ctx, tx, revokeLinksSQL, principalID); err != nil {
+			return err
+		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: u.ID, Outcome: OutcomeOK,
 			Details: map[string]any{"member_since": since, "grants_revoked": r.GrantsRevoked,
-				"tokens_revoked": r.TokensRevoked}})
+				"tokens_revoked": r.TokensRevoked, "signin_links_revoked": r.LinksRevoked}})
 	})
 	if err != nil {
 		return MemberRemoval{}, err
