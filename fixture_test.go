@@ -208,6 +208,7 @@ type liveServer struct {
 	logs     *syncBuffer
 	gh       *githubtest.Server
 	dbURL    string
+	account  string
 	project  string
 	person   string
 	source   string
@@ -231,7 +232,7 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 	s := &liveServer{t: t, env: env, gh: gh, dbURL: dbURL, logs: &syncBuffer{}}
 	adminRun(t, env, "migrate")
 	tn := adminTenant(t, env, "Load", "Ada")
-	s.project, s.person = tn.project, tn.person
+	s.account, s.project, s.person = tn.account, tn.project, tn.person
 	// Load and soak runs read far more than the default hourly GitHub budget.
 	adminRun(t, env, "set-project-limits", "--project-id", s.project, "--github-requests-per-hour", "1000000")
 	s.doc = []byte(strings.Repeat("load test text é € 😀\n", docSize/26+1))[:0]

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/github/githubtest"
 	"heyaira/oauth"
 )
 
@@ -122,6 +123,29 @@ func TestTP05NginxTwoReplicas(t *testing.T) {
 		if o := b.toolCall(pair["access_token"], "memory_get", map[string]any{"key": "page/0"}); o.status != http.StatusUnauthorized {
 			t.Errorf("a revoked family's access token on B: %+v, want 401", o)
 		}
+		// By the admin CLI: a revoked grant is refused on B.
+		client, rt = insertRefreshToken(t, tp.dbURL, tp.person, tp.project, tp.public+"/mcp")
+		pair = tokenPair(t, a, client, rt)
+		var grant string
+		if err := sqlDB(t, tp.dbURL).QueryRow(`SELECT grant_id::text FROM oauth_tokens WHERE token_hash = sha256($1::bytea)`,
+			pair["access_token"]).Scan(&grant); err != nil {
+			t.Fatal(err)
+		}
+		adminRun(t, tp.env, "revoke-grant", "--grant-id", grant)
+		if o := b.toolCall(pair["access_token"], "memory_get", map[string]any{"key": "page/0"}); o.status != http.StatusUnauthorized {
+			t.Errorf("a revoked grant's access token on B: %+v, want 401", o)
+		}
+		// By the admin CLI: a disabled principal (another member) is refused on B.
+		other := str(t, adminRun(t, tp.env, "create-principal", "--account-id", tp.account, "--name", "Leaver"), "id")
+		adminRun(t, tp.env, "add-member", "--project-id", tp.project, "--principal-id", other)
+		leaver := newAccessToken(t, tp.dbURL, other, tp.project, tp.public+"/mcp")
+		if o := b.toolCall(leaver, "memory_get", map[string]any{"key": "page/0"}); !o.ok() {
+			t.Fatalf("the other member's token on B: %+v", o)
+		}
+		adminRun(t, tp.env, "disable-principal", "--principal-id", other)
+		if o := b.toolCall(leaver, "memory_get", map[string]any{"key": "page/0"}); o.status != http.StatusUnauthorized {
+			t.Errorf("a disabled principal's access token on B: %+v, want 401", o)
+		}
 		// By the admin CLI: a revoked document source is refused on B.
 		if o := b.toolCall(tp.access, "git_document_get", map[string]any{"source_id": tp.source}); !o.ok() {
 			t.Fatalf("document on B before the revocation: %+v", o)
@@ -175,6 +199,29 @@ func TestTP05NginxTwoReplicas(t *testing.T) {
 			t.Errorf("%v in %v: more than one replica's budget (%d)", codes, took.Round(time.Millisecond), allowed)
 		}
 		t.Logf("TP-05 budget: %v in %v (one replica's budget for that time: %d)", codes, took.Round(time.Millisecond), allowed)
+	})
+
+	t.Run("per-project hourly GitHub budget across replicas", func(t *testing.T) {
+		// A project of its own (the others spent GitHub requests this hour)
+		// with a budget of 20 an hour: each of the 2 replicas spends 10.
+		project := str(t, adminRun(t, tp.env, "create-project", "--account-id", tp.account, "--name", "Budget"), "id")
+		adminRun(t, tp.env, "add-member", "--project-id", project, "--principal-id", tp.person)
+		source := allowlist(t, tp.env, tp.gh, project, "docs/BUDGET.md", liveCommit, 4096, []byte("budget"))
+		adminRun(t, tp.env, "set-project-limits", "--project-id", project, "--github-requests-per-hour", "20")
+		tok := newAccessToken(t, tp.dbURL, tp.person, project, tp.public+"/mcp")
+		before := tp.gh.Count(githubtest.RouteContents)
+		c := tp.client("127.0.0.7")
+		codes := map[string]int{}
+		for range 30 {
+			codes[c.toolCall(tok, "git_document_get", map[string]any{"source_id": source}).code]++
+		}
+		sent := tp.gh.Count(githubtest.RouteContents) - before
+		// At most the project's budget; at least one replica's share (nginx
+		// may send everything to one replica, docs/deploy.md).
+		if codes["ok"] > 20 || codes["ok"] < 10 || sent != codes["ok"] || codes["ok"]+codes["rate_limited"] != 30 {
+			t.Errorf("30 reads against a budget of 20 on 2 replicas: %v, %d GitHub requests; want 10 to 20 reads, one request each", codes, sent)
+		}
+		t.Logf("TP-05 project budget 20/h on 2 replicas: %v, %d GitHub requests", codes, sent)
 	})
 }
 
