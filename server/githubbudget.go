@@ -20,7 +20,8 @@ import (
 //
 // The counts live in this process, so each of Config.Replicas replicas
 // spends 1/N of every budget (rounded up), as the other per-process limits
-// do: the deployment stays within one budget an hour, and with sticky
+// do: the deployment spends at most one budget an hour (plus N − 1 for the
+// rounding), and with sticky
 // routing a project may get as little as 1/N of it (docs/deploy.md). An
 // exact shared count would be one row per project and hour in PostgreSQL,
 // updated with INSERT … ON CONFLICT … WHERE requests < limit before each
