@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,6 +81,25 @@ func TestBT01WorkflowTextNeedsDocumentsRead(t *testing.T) {
 	wid := d["workflow_id"].(string)
 	e.mustCall(tok, "workflow_get", map[string]any{"workflow_id": wid, "view": "full"})
 	e.mustCall(tok, "workflow_correct", map[string]any{"workflow_id": wid, "note": "n"})
+
+	// A project whose only GitHub text is its account's docs/agents/ core
+	// layer (on a tracked branch) needs documents:read as well.
+	acct := e.newTenant("acct", "agents")
+	e.gh.AddFile("acct", "agents", wfPinned, "docs/agents/core.md", []byte("Account core text 9012.\n"))
+	e.gh.SetBranch("acct", "agents", "main", wfPinned)
+	e.accountSource(acct, "core", "acct", "agents", "docs/agents/core.md", "", "main")
+	noDocs := e.token(acct, "workflows:write", "tasks:write")
+	r := e.rpc(noDocs, "tools/call", map[string]any{"name": "workflow_dispatch",
+		"arguments": map[string]any{"task_id": e.newTask(noDocs), "profile": "reviewer", "mode": "verifier"}})
+	if want := challenge("workflows:write documents:read tasks:write"); r.status != 403 || r.header.Get("WWW-Authenticate") != want ||
+		strings.Contains(string(r.raw), "Account core text") {
+		t.Errorf("dispatch from an account source without documents:read: HTTP %d %q", r.status, r.header.Get("WWW-Authenticate"))
+	}
+	withDocs := e.token(acct, workflowScopes...)
+	if d := e.mustCall(withDocs, "workflow_dispatch", map[string]any{"task_id": e.newTask(withDocs), "profile": "reviewer",
+		"mode": "verifier"}); !strings.Contains(fmt.Sprint(d["instructions"]), "Account core text 9012.") {
+		t.Errorf("dispatch with documents:read lacks the account's core text")
+	}
 }
 
 // TestBT02LegacyTokenIsToldToUseOAuth: a legacy token can never hold
