@@ -1,9 +1,12 @@
 package main
 
-// The fixtures of the root tests, in one place. There is one way to start
-// the real program in a test, startServe: serve on a listener the test owns,
-// configured from a testEnv exactly as from the environment, with the fake
-// GitHub behind serveHooks. Everything else builds on it:
+// The fixtures of the root tests, in one place. There is one fixture that
+// starts the real program for a test to talk to, startServe: serve on a
+// listener the test owns, configured from a testEnv exactly as from the
+// environment, with the fake GitHub behind serveHooks. (Tests of start-up
+// itself call run or serve directly: the refusals in run_test.go, and the
+// test that records which variables serve reads.) Everything else builds
+// on it:
 //
 //   - liveServer: startServe plus a tenant made with the real admin CLI, one
 //     allowlisted document and synthetic tokens (load, fault, topology tests);
