@@ -123,7 +123,7 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	if err := decodeObject(params, callParamKeys, &p); err != nil {
 		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
 	}
-	if len(p.State) > 0 {
+	if len(p.State) > 0 && string(p.State) != "null" {
 		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: requestState was not issued by this server"}
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
