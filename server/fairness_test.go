@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"heyaira/github/githubtest"
@@ -109,48 +110,70 @@ func (e *testEnv) member(tn tenant, name string) tenant {
 // GitHubPrincipalShare slots and a project at most GitHubProjectShare; a
 // request over its share waits GitHubWait and is rate_limited with
 // retry_after_seconds, while other principals and projects still get
-// slots; released shares leave nothing behind.
+// slots; a slot freed during the wait goes to the waiting request; released
+// shares leave nothing behind. The waits run in a testing/synctest bubble:
+// its clock moves only when every goroutine in it is blocked, so the
+// production wait (2 s) is measured exactly and costs no real time.
 func TestBT21InFlightShares(t *testing.T) {
 	t.Parallel()
-	cfg := &Config{GitHubInFlight: 64, GitHubWait: 20 * time.Millisecond}
-	cfg.setDefaults()
-	f := newFlightCap(cfg)
-	as := func(project, who string) principal {
-		p := principal{}
-		p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", project, who
-		return p
-	}
-	var releases []func()
-	take := func(p principal, n int) {
-		t.Helper()
-		for i := range n {
-			r, err := f.acquire(context.Background(), p)
-			if err != nil {
-				t.Fatalf("slot %d: %v", i, err)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := &Config{GitHubInFlight: 64}
+		cfg.setDefaults()
+		f := newFlightCap(cfg)
+		as := func(project, who string) principal {
+			p := principal{}
+			p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", project, who
+			return p
+		}
+		var releases []func()
+		take := func(p principal, n int) {
+			t.Helper()
+			for i := range n {
+				r, err := f.acquire(context.Background(), p)
+				if err != nil {
+					t.Fatalf("slot %d: %v", i, err)
+				}
+				releases = append(releases, r)
 			}
-			releases = append(releases, r)
 		}
-	}
-	refused := func(p principal, what string) {
-		t.Helper()
-		_, err := f.acquire(context.Background(), p)
-		var fe *fieldsError
-		if !errors.As(err, &fe) || fe.err.code != "rate_limited" || fe.fields["retry_after_seconds"] != 1 {
-			t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
+		refused := func(p principal, what string) {
+			t.Helper()
+			start := time.Now()
+			_, err := f.acquire(context.Background(), p)
+			var fe *fieldsError
+			if !errors.As(err, &fe) || fe.err.code != "rate_limited" || fe.fields["retry_after_seconds"] != 1 {
+				t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
+			}
+			if waited := time.Since(start); waited != cfg.GitHubWait {
+				t.Errorf("%s: refused after %v, want after GitHubWait (%v)", what, waited, cfg.GitHubWait)
+			}
 		}
-	}
-	take(as("p1", "u1"), 8)
-	refused(as("p1", "u1"), "a principal's ninth request")
-	take(as("p1", "u2"), 8)
-	refused(as("p1", "u3"), "a project's seventeenth request")
-	take(as("p2", "u4"), 8)
-	for _, r := range releases {
-		r()
-	}
-	if f.inFlight() != 0 || len(f.shares) != 0 {
-		t.Errorf("after release: %d in flight, %d shares", f.inFlight(), len(f.shares))
-	}
-	take(as("p1", "u1"), 8) // the shares are free again
+		take(as("p1", "u1"), 8)
+		refused(as("p1", "u1"), "a principal's ninth request")
+		take(as("p1", "u2"), 8)
+		refused(as("p1", "u3"), "a project's seventeenth request")
+		take(as("p2", "u4"), 8)
+
+		// A slot freed 1 s into the wait goes to the waiting request then.
+		go func() {
+			time.Sleep(time.Second)
+			releases[0]()
+		}()
+		start := time.Now()
+		r, err := f.acquire(context.Background(), as("p1", "u1"))
+		if err != nil || time.Since(start) != time.Second {
+			t.Errorf("a wait for a slot freed after 1 s: %v after %v", err, time.Since(start))
+		}
+		releases[0] = r
+
+		for _, r := range releases {
+			r()
+		}
+		if f.inFlight() != 0 || len(f.shares) != 0 {
+			t.Errorf("after release: %d in flight, %d shares", f.inFlight(), len(f.shares))
+		}
+		take(as("p1", "u1"), 8) // the shares are free again
+	})
 }
 
 // Row BT-22: a project's hourly GitHub budget. With an administrator's
