@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
@@ -61,8 +62,8 @@ func (s *liveServer) principals(t *testing.T, n int) []string {
 // 15 s deadline and 200 readers.
 func TestT7GitHubHang(t *testing.T) {
 	// Not parallel: latency and goroutine figures are process-wide.
-	deadline := scaled(3*time.Second, 15*time.Second)
-	readers := scaled(100, 200)
+	deadline := soak.Scaled(3*time.Second, 15*time.Second)
+	readers := soak.Scaled(100, 200)
 	gh := githubtest.New(t)
 	dbURL := storetest.NewURL(t)
 	s := newLiveServer(t, dbURL+"&application_name=heyaira", gh, serveHooks{githubTimeout: deadline}, 8192)
@@ -133,7 +134,7 @@ func TestT7GitHubHang(t *testing.T) {
 			if d < deadline*9/10 {
 				t.Errorf("read ended after %v, before the %v deadline", d, deadline)
 			}
-			perfGate(t, d <= deadline*11/10+500*time.Millisecond, "read ended after %v, want the %v deadline +10%%", d, deadline)
+			soak.Gate(t, d <= deadline*11/10+500*time.Millisecond, "read ended after %v, want the %v deadline +10%%", d, deadline)
 		case "rate_limited":
 			limited++
 		default:
@@ -170,7 +171,7 @@ func TestT7GitHubHang(t *testing.T) {
 	t.Logf("T7 bulkhead: all probes p50 %v p99 %v during the hang (before: p50 %v p99 %v; %d samples; gate %v)",
 		pct(all, 0.5).Round(100*time.Microsecond), pct(all, 0.99).Round(100*time.Microsecond),
 		pct(allBase, 0.5).Round(100*time.Microsecond), pct(allBase, 0.99).Round(100*time.Microsecond), len(all), gate)
-	perfGate(t, pct(all, 0.99) <= gate, "probe p99 %v during the GitHub hang, want ≤ %v", pct(all, 0.99), gate)
+	soak.Gate(t, pct(all, 0.99) <= gate, "probe p99 %v during the GitHub hang, want ≤ %v", pct(all, 0.99), gate)
 	gh.ClearFaults()
 	if o := c.toolCall(s.access, "git_document_get", map[string]any{"source_id": s.source}); !o.ok() {
 		t.Errorf("first read after recovery: %+v", o)
@@ -262,7 +263,7 @@ func TestPF04NoTLSHandshake(t *testing.T) {
 	if o.code != "provider_unavailable" || d < 900*time.Millisecond {
 		t.Errorf("read: %s after %v, want provider_unavailable at the 1s deadline", o.code, d)
 	}
-	perfGate(t, d <= 2*time.Second, "read: provider_unavailable after %v, want about the 1s deadline", d)
+	soak.Gate(t, d <= 2*time.Second, "read: provider_unavailable after %v, want about the 1s deadline", d)
 	if m := c.toolCall(s.access, "memory_get", map[string]any{"key": "nothing"}); m.code != "not_found" {
 		t.Errorf("memory tool meanwhile: %+v", m)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/store"
 	"heyaira/store/storetest"
 )
@@ -192,12 +193,12 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	load.c.close()
 
 	const rate = 50.0
-	dur := scaled(10*time.Second, 60*time.Second)
+	dur := soak.Scaled(10*time.Second, 60*time.Second)
 	plan := []struct {
 		at   time.Duration
 		mode string
 	}{{2500 * time.Millisecond, "fast"}, {6 * time.Second, "immediate"}}
-	if soak() {
+	if soak.On() {
 		plan = plan[:0]
 		for at := 5 * time.Second; at < dur-5*time.Second; at += 15 * time.Second {
 			plan = append(plan, struct {
@@ -257,7 +258,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 			"%d failures among requests started after it was back",
 			w.mode, w.end.Sub(w.start).Round(time.Millisecond), n, errWindow.Round(time.Millisecond),
 			last.Sub(w.end).Round(time.Millisecond), after)
-		perfGate(t, n == 0 || !last.After(w.end.Add(grace)),
+		soak.Gate(t, n == 0 || !last.After(w.end.Add(grace)),
 			"restart -m %s: errors until %v after PostgreSQL was back, want ≤ %v", w.mode, last.Sub(w.end), grace)
 	}
 	bad := 0
@@ -332,7 +333,7 @@ func TestT6ProxyFaults(t *testing.T) {
 		if !allowedOutage(o) {
 			t.Errorf("%s: %s HTTP %d %.200s, want store_unavailable", name, o.code, o.status, o.body)
 		}
-		perfGate(t, d <= maxDur, "%s: took %v, want ≤ %v", name, d, maxDur)
+		soak.Gate(t, d <= maxDur, "%s: took %v, want ≤ %v", name, d, maxDur)
 	}
 	recovered := func(name string) {
 		t.Helper()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/store/storetest"
 )
 
@@ -57,7 +58,7 @@ func portOf(t testing.TB, base string) int {
 // it. scripts/soak runs 2,000 connections.
 func TestT10SlowHeaders(t *testing.T) {
 	// Not parallel: latency and descriptor figures are process-wide.
-	slow := scaled(1000, 2000)
+	slow := soak.Scaled(1000, 2000)
 	dbURL := storetest.NewURL(t)
 	gh := githubtest.New(t)
 	s := newLiveServer(t, dbURL+"&application_name=heyaira", gh, serveHooks{}, 100)
@@ -169,7 +170,7 @@ func TestT10SlowHeaders(t *testing.T) {
 	if raceOn {
 		gate = 4.0
 	}
-	perfGate(t, ratio <= gate || slowP99 <= baseP99+10*time.Millisecond,
+	soak.Gate(t, ratio <= gate || slowP99 <= baseP99+10*time.Millisecond,
 		"normal p99 %v with slow connections, over %.0f× the baseline %v", slowP99, gate, baseP99)
 	if closedByServer != slow {
 		t.Errorf("%d of %d slow connections still open after the read-header timeout", slow-closedByServer, slow)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/store/storetest"
 )
 
@@ -94,7 +95,7 @@ func cursorIn(body string) string {
 // 200 req/s for 60 s.
 func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 	// Not parallel: the hygiene figures are process-wide.
-	rate, dur := scaled(100.0, 200.0), scaled(5*time.Second, 60*time.Second)
+	rate, dur := soak.Scaled(100.0, 200.0), soak.Scaled(5*time.Second, 60*time.Second)
 	dbURL := storetest.NewURL(t)
 	gh := githubtest.New(t)
 	s := newLiveServer(t, dbURL+"&application_name=heyaira", gh, serveHooks{}, 16<<10)

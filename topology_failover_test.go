@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/store/storetest"
 )
 
@@ -41,7 +42,7 @@ func TestTP06PostgresFailover(t *testing.T) {
 	adminRun(t, s.env, "revoke-document-source", "--source-id", revokedSource)
 
 	const rate = 50.0
-	dur := scaled(8*time.Second, 30*time.Second)
+	dur := soak.Scaled(8*time.Second, 30*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var mu sync.Mutex
@@ -93,7 +94,7 @@ func TestTP06PostgresFailover(t *testing.T) {
 	t.Logf("TP-06 failover: promotion took %v after the kill; errors from %v to %v after the kill; first success %v after the promotion; %d requests: %s",
 		promoted.Sub(killed).Round(time.Millisecond), firstErr.Sub(killed).Round(time.Millisecond),
 		lastErr.Sub(killed).Round(time.Millisecond), recovery.Round(time.Millisecond), len(outs), histogram(outs))
-	perfGate(t, recovery <= 5*time.Second, "service back %v after the promotion, want ≤ 5s", recovery)
+	soak.Gate(t, recovery <= 5*time.Second, "service back %v after the promotion, want ≤ 5s", recovery)
 
 	admin := sqlDB(t, standby.URL("heyaira", "tp06admin"))
 	taskDup, unacked := load.checkWrites(t, admin)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/oauth"
 )
 
@@ -305,7 +306,7 @@ func TestTP07RollingRestartThroughNginx(t *testing.T) {
 		}
 		restarted <- nil
 	}()
-	openLoop(ctx, 40, scaled(10*time.Second, 30*time.Second), 0, load.fire)
+	openLoop(ctx, 40, soak.Scaled(10*time.Second, 30*time.Second), 0, load.fire)
 	if err := <-restarted; err != nil {
 		t.Fatalf("rolling restart: %v", err)
 	}

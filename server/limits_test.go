@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/store"
 )
 
@@ -82,7 +83,7 @@ func TestStoreDeadline(t *testing.T) {
 	if d < store.QueryTimeout {
 		t.Errorf("failed after %v, before the %v deadline", d, store.QueryTimeout)
 	}
-	perfGate(t, d <= store.QueryTimeout+2*time.Second, "failed after %v, want about %v", d, store.QueryTimeout)
+	soak.Gate(t, d <= store.QueryTimeout+2*time.Second, "failed after %v, want about %v", d, store.QueryTimeout)
 	if strings.Contains(e.logs.String(), "LOCK") {
 		t.Error("SQL text reached the logs")
 	}

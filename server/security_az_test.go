@@ -18,18 +18,9 @@ import (
 	"testing"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 	"heyaira/oauth"
 )
-
-// soak reports whether scripts/soak asked for the full-size variants.
-func soak() bool { return os.Getenv("HEYAIRA_SOAK") != "" }
-
-func scaled[T any](small, full T) T {
-	if soak() {
-		return full
-	}
-	return small
-}
 
 // Row AZ-01: the route inventory. Every pattern registered in routes.go is
 // listed here with what it answers to a request without credentials; a new
@@ -286,7 +277,7 @@ func TestAZ08CursorNeverAuthorizes(t *testing.T) {
 // 20 goroutines; scripts/soak 2 × 100.
 func TestAZ09ConcurrentTenantsStayApart(t *testing.T) {
 	t.Parallel()
-	workers := scaled(20, 100)
+	workers := soak.Scaled(20, 100)
 	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight = 1e6, 1e6, 256 })
 	type proj struct {
 		doc []byte

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/internal/soak"
 	"heyaira/oauth"
 	"heyaira/store"
 )
@@ -64,7 +65,7 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer killer.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), scaled(2*time.Second, 20*time.Second))
+	ctx, cancel := context.WithTimeout(t.Context(), soak.Scaled(2*time.Second, 20*time.Second))
 	defer cancel()
 	var kills int
 	killed := make(chan struct{})
@@ -230,7 +231,7 @@ func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 	if r.status != 503 || str(r.body, "error") != "temporarily_unavailable" {
 		t.Errorf("revoke while locked: %d %s after %v, want 503", r.status, r.raw, took)
 	}
-	perfGate(t, took <= store.QueryTimeout+time.Second, "revoke took %v", took)
+	soak.Gate(t, took <= store.QueryTimeout+time.Second, "revoke took %v", took)
 	if s := e.mcpStatus(at); s != 200 {
 		t.Errorf("the token after a failed revocation: HTTP %d, want still active", s)
 	}
@@ -263,7 +264,7 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 
 	// (1) The lock.
 	e.db.SQL().SetMaxOpenConns(8)
-	lockFor := scaled(5*time.Second, 30*time.Second)
+	lockFor := soak.Scaled(5*time.Second, 30*time.Second)
 	locker, err := e.db.SQL().Conn(context.Background()) // the test's own session holds one of the 8
 	if err != nil {
 		t.Fatal(err)
@@ -339,10 +340,10 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	if readyz != 503 {
 		t.Errorf("/readyz with the pool exhausted: %d, want 503", readyz)
 	}
-	perfGate(t, back <= 2*time.Second, "reads recovered %v after the release, want ≤ 2s", back)
+	soak.Gate(t, back <= 2*time.Second, "reads recovered %v after the release, want ≤ 2s", back)
 
 	// (2) A slow GitHub and 4 connections.
-	n, latency := scaled(64, 256), scaled(time.Second, 2*time.Second)
+	n, latency := soak.Scaled(64, 256), soak.Scaled(time.Second, 2*time.Second)
 	e.db.SQL().SetMaxOpenConns(4)
 	e.gh.SetLatency(latency)
 	waitsBefore := e.db.SQL().Stats().WaitDuration

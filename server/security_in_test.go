@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/soak"
 )
 
 // Row IN-02: defence in depth. Rows written straight into document_sources
@@ -146,7 +147,7 @@ func TestIN09DeepNestingAndHugeHeaders(t *testing.T) {
 			t.Errorf("%s: HTTP %d %.200s", name, r.status, r.raw)
 		}
 		d := time.Since(start)
-		perfGate(t, d <= 2*time.Second, "%s took %v", name, d)
+		soak.Gate(t, d <= 2*time.Second, "%s took %v", name, d)
 	}
 	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/internal/soak"
 	"heyaira/oauth"
 )
 
@@ -63,7 +64,7 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 		base = append(base, d)
 		time.Sleep(20 * time.Millisecond)
 	}
-	dur := scaled(3*time.Second, 30*time.Second)
+	dur := soak.Scaled(3*time.Second, 30*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), dur)
 	defer cancel()
 	var mu sync.Mutex
@@ -104,7 +105,7 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	// default, 10,000 a minute (the row's figure) under scripts/soak.
 	c := e.register("http://127.0.0.1/cb")
 	goodRT := str(e.tokens(t, p2, c, "memory:read").body, "refresh_token")
-	badRate := scaled(100.0, 10000.0/60)
+	badRate := soak.Scaled(100.0, 10000.0/60)
 	bad := int(badRate * dur.Seconds() * 0.9)
 	badCodes := map[string]int{}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / badRate))
@@ -141,7 +142,7 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	if p2Codes["rate_limited"] != 0 || p2Codes["not_found"] == 0 {
 		t.Errorf("P2 was throttled: %v", p2Codes)
 	}
-	perfGate(t, p99(p2Lat) <= 2*p99(base)+10*time.Millisecond, "P2 p99 %v under P1's flood, alone %v", p99(p2Lat), p99(base))
+	soak.Gate(t, p99(p2Lat) <= 2*p99(base)+10*time.Millisecond, "P2 p99 %v under P1's flood, alone %v", p99(p2Lat), p99(base))
 	// At most the burst, plus what the bucket refilled while the stream ran.
 	if badCodes["temporarily_unavailable"] == 0 || badCodes["invalid_grant"] > tokenFailureBurst+int(badTook.Seconds()*tokenFailureRate)+5 {
 		t.Errorf("the token endpoint was not throttled: %v", badCodes)
@@ -167,7 +168,7 @@ func liveHeap() uint64 {
 // detector's shadow memory. Default 2 rounds; scripts/soak 10.
 func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	// Not parallel: it measures the process heap.
-	rounds := scaled(2, 10)
+	rounds := soak.Scaled(2, 10)
 	// One principal may hold all 64 slots here: the row is about memory per
 	// read in flight, at the server-wide cap (BT-21 pins the shares).
 	e := newTestEnv(t, func(c *Config) {
