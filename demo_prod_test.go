@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
@@ -157,7 +158,7 @@ func TestDemoNetnsHelperProcess(t *testing.T) {
 		r.Switches = append(r.Switches, k)
 	}
 	slices.Sort(r.Switches)
-	var stderr syncBuffer
+	var stderr logbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

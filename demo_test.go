@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -125,7 +126,7 @@ func startDev(t *testing.T, clone string, env ...string) (string, func()) {
 	cmd.Dir = clone
 	cmd.Env = append(withoutHeyAira(os.Environ()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr syncBuffer
+	var stderr logbuf.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -110,7 +111,7 @@ func TestSeedEndToEnd(t *testing.T) {
 	legacy := str(t, adminRun(t, env, "issue-legacy-token", "--project-id", project, "--name", "old agent"), "token")
 
 	// Synthetic OAuth state: a client, a grant with documents:read, an access token.
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	base, _ := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
 	access := "hya_e2e-access-token-canary-" + rand.Text()
 	insertAccessToken(t, dbURL, person, project, base+"/mcp", access, []string{"documents:read", "memory:read"})

@@ -32,11 +32,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/oauth"
 
 	"github.com/lib/pq"
@@ -74,7 +74,7 @@ func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
 // startServe runs serve in the background on a listener the test owns, and
 // waits until /healthz answers. It returns the base URL and a stop function
 // that cancels and waits for a clean return.
-func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *syncBuffer) (string, func() error) {
+func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buffer) (string, func() error) {
 	t.Helper()
 	ln := hooks.listener
 	if ln == nil {
@@ -151,25 +151,6 @@ func str(t *testing.T, m map[string]any, key string) string {
 	return s
 }
 
-// syncBuffer is a bytes.Buffer safe for a server goroutine to write while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // tenant is what adminTenant made with the admin CLI: an account, a project
 // "<name> project" in it and a principal called person, a member of it.
 type tenant struct{ account, project, person string }
@@ -208,7 +189,7 @@ type liveServer struct {
 	env      testEnv
 	base     string
 	stop     func() error
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	gh       *githubtest.Server
 	dbURL    string
 	account  string
@@ -232,7 +213,7 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 	env["HEYAIRA_GITHUB_APP_ID"] = githubtest.AppID
 	env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600)
 	env["HEYAIRA_METRICS_PUBLIC"] = "1" // the load and fault tests read /metrics
-	s := &liveServer{t: t, env: env, gh: gh, dbURL: dbURL, logs: &syncBuffer{}}
+	s := &liveServer{t: t, env: env, gh: gh, dbURL: dbURL, logs: &logbuf.Buffer{}}
 	adminRun(t, env, "migrate")
 	tn := adminTenant(t, env, "Load", "Ada")
 	s.account, s.project, s.person = tn.account, tn.project, tn.person

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -47,7 +48,7 @@ func TestInteropTypeScriptSDKCIMD(t *testing.T) {
 	gh := githubtest.New(t)
 	env := baseEnv(t, storetest.NewMigratedURL(t))
 	env["HEYAIRA_CIMD_HOSTS"] = "example.com"
-	f := &interopFixture{env: env, logs: &syncBuffer{}}
+	f := &interopFixture{env: env, logs: &logbuf.Buffer{}}
 	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(),
 		cimdDial: dial, cimdRoots: roots}, f.logs)
 	f.principal = adminTenant(t, env, "CIMD", "Ada").person

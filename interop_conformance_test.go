@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -56,7 +57,7 @@ func conformanceTarget(t *testing.T) string {
 	_, port, _ := net.SplitHostPort(proxyLn.Addr().String())
 	proxyURL := "http://localhost:" + port
 	env["HEYAIRA_ALLOWED_ORIGINS"] = proxyURL
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	base, _ := startServe(t, env, serveHooks{}, &logs)
 
 	// An access token with every scope, so that a scenario calling any tool

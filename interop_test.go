@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -23,7 +24,7 @@ import (
 type interopFixture struct {
 	env       testEnv
 	base      string
-	logs      *syncBuffer
+	logs      *logbuf.Buffer
 	principal string
 	project   string
 	source    string
@@ -38,7 +39,7 @@ func newInteropFixture(t *testing.T) *interopFixture {
 	env := baseEnv(t, storetest.NewMigratedURL(t))
 	env["HEYAIRA_GITHUB_APP_ID"] = githubtest.AppID
 	env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600)
-	f := &interopFixture{env: env, logs: &syncBuffer{}}
+	f := &interopFixture{env: env, logs: &logbuf.Buffer{}}
 	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, f.logs)
 
 	tn := adminTenant(t, env, "Interop", "Grace Hopper")

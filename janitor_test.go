@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/internal/logbuf"
 	"heyaira/store"
 	"heyaira/store/storetest"
 )
@@ -42,7 +43,7 @@ func TestJanitorPurgesAndStops(t *testing.T) {
 	add("recent", now.Add(-89*24*time.Hour)) // within them: kept
 	add("live", now.Add(time.Hour))
 
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	jctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	clock := make(chan time.Time, 1) // the janitor's clock moves when the test sends it a time
@@ -103,7 +104,7 @@ func TestBT37JanitorPurgesUnusedClients(t *testing.T) {
 	if _, err := db.SQL().ExecContext(ctx, `UPDATE oauth_clients SET created_at = now() - interval '25 hours' WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	jctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"heyaira/cursor"
+	"heyaira/internal/logbuf"
 	"heyaira/store/storetest"
 )
 
@@ -89,7 +90,7 @@ func TestServeRefusesMissingConfig(t *testing.T) {
 
 func TestServeHealthReadyAndShutdown(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	env := baseEnv(t, storetest.NewMigratedURL(t))
 	base, stop := startServe(t, env, serveHooks{}, &logs)
 	for _, path := range []string{"/healthz", "/readyz"} {

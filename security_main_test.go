@@ -28,6 +28,7 @@ import (
 
 	"heyaira/admin"
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
@@ -93,7 +94,7 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
+	var stderr logbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, getenv, &stderr, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln})
@@ -192,7 +193,7 @@ func TestPF09AppKeyFiles(t *testing.T) {
 			delete(env, "HEYAIRA_PUBLIC_URL")
 			env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = tc.path
 			env["HEYAIRA_GITHUB_APP_ID"] = tc.appID
-			var logs syncBuffer
+			var logs logbuf.Buffer
 			base, _ := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
 			tok := oauth.NewSecret(oauth.PrefixAccess)
 			insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read", "memory:read"})
@@ -304,7 +305,7 @@ func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 	}
 	delete(env, "HEYAIRA_PUBLIC_URL")
 	env["HEYAIRA_CURSOR_KEY_FILE"] = writeFile(t, "cursor.key", keyHex+"\n", 0o600)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	base, stop := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
 	tok := oauth.NewSecret(oauth.PrefixAccess)
 	insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read"})
@@ -378,7 +379,7 @@ func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 // headers at 32 KiB: a 40 KB header gets 431 before any handler.
 func TestIN09HeaderBoundOfServe(t *testing.T) {
 	t.Parallel()
-	base, _ := startServe(t, baseEnv(t, storetest.NewMigratedURL(t)), serveHooks{}, &syncBuffer{})
+	base, _ := startServe(t, baseEnv(t, storetest.NewMigratedURL(t)), serveHooks{}, &logbuf.Buffer{})
 	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Big", strings.Repeat("a", 40<<10))

@@ -1,37 +1,18 @@
 package github_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"heyaira/github"
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNoSecretsInLogsOrErrors runs successes, a token revocation, a rate
 // limit and faults whose bodies hold canaries, with a debug-level capturing
@@ -41,7 +22,7 @@ func (s *syncBuffer) String() string {
 // 12-character piece of a token or JWT signature.
 func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	t.Parallel()
-	var logBuf syncBuffer
+	var logBuf logbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, c, b := setup(t, func(c *github.Config) { c.Logger = logger }, withTimeout(300*time.Millisecond))
 

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"heyaira/cursor"
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store"
 	"heyaira/store/storetest"
 
@@ -30,7 +30,7 @@ type testEnv struct {
 	gh      *githubtest.Server
 	srv     *httptest.Server
 	cursors *cursor.Codec
-	logs    *lockedBuffer
+	logs    *logbuf.Buffer
 	cfg     Config
 	// canaries are the tokens, cursors and content this test handled; no
 	// spelling of any may reach the log (LG-01, checked at cleanup).
@@ -39,7 +39,7 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &lockedBuffer{}, canaries: &canarySet{}}
+	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
 	var err error
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)
@@ -209,21 +209,4 @@ func (e *testEnv) countRows(table string) int {
 	e.t.Helper()
 	n, _ := strconv.Atoi(e.queryString(`SELECT count(*)::text FROM ` + table))
 	return n
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/internal/logbuf"
 	"heyaira/store"
 )
 
@@ -335,7 +336,7 @@ func TestLG03OneEventPerAction(t *testing.T) {
 func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	t.Parallel()
 	secret := "PANIC-SECRET-" + randomB64()
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
