@@ -188,6 +188,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	}
 	load.rec = &recorder{}
 	load.c.close()
+	gh.HTTPClient().CloseIdleConnections() // as at the end: pooled GitHub connections are not leaks
 	base := snapshot(admin, "heyaira")
 	before := metricTotal(t, load.c)
 	load.c.close()
@@ -300,6 +301,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 		t.Errorf("request counter went from %v to %v over %d requests: the process restarted", before, after, len(outs))
 	}
 	load.c.close()
+	gh.HTTPClient().CloseIdleConnections() // pooled GitHub connections: two descriptors each in this process
 	h, took := waitHygiene(t, admin, "heyaira", base, 5*time.Second, 5)
 	t.Logf("T11 after T6: baseline %v; after %v (%v to settle)", base, h, took.Round(10*time.Millisecond))
 	if err := s.stop(); err != nil {
