@@ -9,6 +9,7 @@
 
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { report } from './report.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const results = { screenshots: {} };
@@ -72,11 +73,4 @@ async function main() {
   }
 }
 
-try {
-  await main();
-  console.log(JSON.stringify({ ok: true, ...results }));
-} catch (e) {
-  console.error(e);
-  console.log(JSON.stringify({ ok: false, error: String(e?.stack ?? e), ...results }));
-  process.exitCode = 1;
-}
+await report(main, results);

@@ -15,6 +15,7 @@
 
 import { createHash } from 'node:crypto';
 import { Browser, MemoryProvider, authorize, signIn } from './peer.mjs';
+import { report } from './report.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const results = {};
@@ -73,11 +74,4 @@ async function main() {
   await client.close();
 }
 
-try {
-  await main();
-  console.log(JSON.stringify({ ok: true, ...results }));
-} catch (e) {
-  console.error(e);
-  console.log(JSON.stringify({ ok: false, error: String(e?.stack ?? e), ...results }));
-  process.exitCode = 1;
-}
+await report(main, results);

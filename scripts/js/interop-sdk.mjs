@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Browser, MemoryProvider, authorize as authorizeAt, connect as connectTo, signIn } from './peer.mjs';
+import { report } from './report.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const results = {};
@@ -133,11 +134,4 @@ async function main() {
   await flowB2.client.close();
 }
 
-try {
-  await main();
-  console.log(JSON.stringify({ ok: true, ...results }));
-} catch (e) {
-  console.error(e);
-  console.log(JSON.stringify({ ok: false, error: String(e?.stack ?? e), ...results }));
-  process.exitCode = 1;
-}
+await report(main, results);
