@@ -19,19 +19,14 @@ const (
 	unusedClientKeep = 24 * time.Hour
 )
 
-func janitor(ctx context.Context, db *store.DB, logger *slog.Logger, every, keep time.Duration, now func() time.Time) {
+// janitor calls round at once, then every `every`, until ctx ends. The
+// schedule is apart from the database work so that a test can run it on a
+// fake clock (testing/synctest) and the rounds on a real database.
+func janitor(ctx context.Context, every time.Duration, round func(ctx context.Context, now time.Time)) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c, err := db.PurgeExpired(ctx, now().Add(-keep))
-		switch {
-		case err != nil && ctx.Err() == nil:
-			logger.Warn("purging expired credentials failed", "err", err, "next_try", every.String())
-		case c.Total() > 0:
-			logger.Info("purged expired credentials", "requests", c.Requests, "codes", c.Codes,
-				"tokens", c.Tokens, "signin_links", c.SigninLinks, "sessions", c.Sessions)
-		}
-		purgeClients(ctx, db, logger, every, now())
+		round(ctx, time.Now())
 		select {
 		case <-ctx.Done():
 			return
@@ -40,12 +35,25 @@ func janitor(ctx context.Context, db *store.DB, logger *slog.Logger, every, keep
 	}
 }
 
-func purgeClients(ctx context.Context, db *store.DB, logger *slog.Logger, every time.Duration, now time.Time) {
-	n, err := db.PurgeUnusedClients(ctx, now.Add(-unusedClientKeep))
-	switch {
-	case err != nil && ctx.Err() == nil:
-		logger.Warn("purging unused clients failed", "err", err, "next_try", every.String())
-	case n > 0:
-		logger.Info("purged unused clients", "clients", n)
+// purgeRound is one janitor round: what expired before now − keep, then the
+// unused clients. It logs counts only (no hashes, no ids); a failure is
+// logged and tried again at the next round, `every` later.
+func purgeRound(db *store.DB, logger *slog.Logger, every, keep time.Duration) func(context.Context, time.Time) {
+	return func(ctx context.Context, now time.Time) {
+		c, err := db.PurgeExpired(ctx, now.Add(-keep))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("purging expired credentials failed", "err", err, "next_try", every.String())
+		case c.Total() > 0:
+			logger.Info("purged expired credentials", "requests", c.Requests, "codes", c.Codes,
+				"tokens", c.Tokens, "signin_links", c.SigninLinks, "sessions", c.Sessions)
+		}
+		n, err := db.PurgeUnusedClients(ctx, now.Add(-unusedClientKeep))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("purging unused clients failed", "err", err, "next_try", every.String())
+		case n > 0:
+			logger.Info("purged unused clients", "clients", n)
+		}
 	}
 }

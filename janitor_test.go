@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"heyaira/internal/logbuf"
@@ -12,10 +14,32 @@ import (
 	"heyaira/store/storetest"
 )
 
-// TestJanitorPurgesAndStops: the janitor purges at start and at every
-// tick what expired before now − keep, logs the counts (no hashes, no
-// ids), and returns when its context ends.
-func TestJanitorPurgesAndStops(t *testing.T) {
+// TestJanitorSchedule: the janitor runs a round at start and at every tick,
+// each with the time it runs at, and returns when its context ends. On the
+// bubble's fake clock: three hours pass in no real time.
+func TestJanitorSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, stop := context.WithCancel(t.Context())
+		start := time.Now()
+		var at []time.Duration
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			janitor(ctx, purgeEvery, func(_ context.Context, now time.Time) { at = append(at, now.Sub(start)) })
+		}()
+		time.Sleep(3*purgeEvery + time.Minute)
+		synctest.Wait() // the janitor is back in its select
+		stop()
+		<-done
+		if want := []time.Duration{0, purgeEvery, 2 * purgeEvery, 3 * purgeEvery}; !slices.Equal(at, want) {
+			t.Errorf("rounds at %v, want %v", at, want)
+		}
+	})
+}
+
+// TestPurgeRound: a round purges what expired before now − keep, logs the
+// counts (no hashes, no ids), and keeps the rest for a later round.
+func TestPurgeRound(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	ctx := t.Context()
@@ -39,41 +63,19 @@ func TestJanitorPurgesAndStops(t *testing.T) {
 		}
 		return n
 	}
-	add("old", now.Add(-91*24*time.Hour))    // past the 90 days: purged at start
+	add("old", now.Add(-91*24*time.Hour))    // past the 90 days: purged by the first round
 	add("recent", now.Add(-89*24*time.Hour)) // within them: kept
 	add("live", now.Add(time.Hour))
 
 	var logs logbuf.Buffer
-	jctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	clock := make(chan time.Time, 1) // the janitor's clock moves when the test sends it a time
-	go func() {
-		defer close(done)
-		current := now
-		janitor(jctx, db, slog.New(slog.NewJSONHandler(&logs, nil)), 20*time.Millisecond, purgeKeep, func() time.Time {
-			select {
-			case current = <-clock:
-			default:
-			}
-			return current
-		})
-	}()
-	waitFor := func(want int) {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); count() != want; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d requests left, want %d", count(), want)
-			}
-		}
+	round := purgeRound(db, slog.New(slog.NewJSONHandler(&logs, nil)), purgeEvery, purgeKeep)
+	round(ctx, now)
+	if n := count(); n != 2 {
+		t.Fatalf("%d requests left after the first round, want 2", n)
 	}
-	waitFor(2)
-	clock <- now.Add(2 * 24 * time.Hour) // a later tick: "recent" is now past the 90 days
-	waitFor(1)
-	stop()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the janitor did not stop with its context")
+	round(ctx, now.Add(2*24*time.Hour)) // two days on, "recent" is past the 90 days
+	if n := count(); n != 1 {
+		t.Fatalf("%d requests left after the second round, want 1", n)
 	}
 	out := logs.String()
 	if strings.Count(out, `"msg":"purged expired credentials"`) != 2 || !strings.Contains(out, `"requests":1`) {
@@ -86,9 +88,9 @@ func TestJanitorPurgesAndStops(t *testing.T) {
 	}
 }
 
-// Row BT-37: the janitor deletes, at start, a registered client that was
-// never authorized within a day of registering, logs the count (no ids), and
-// keeps one registered within the day.
+// Row BT-37: a janitor round (the first runs at start, TestJanitorSchedule)
+// deletes a registered client never authorized within a day of registering,
+// logs the count (no ids), and keeps one registered within the day.
 func TestBT37JanitorPurgesUnusedClients(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
@@ -105,19 +107,7 @@ func TestBT37JanitorPurgesUnusedClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logbuf.Buffer
-	jctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		janitor(jctx, db, slog.New(slog.NewJSONHandler(&logs, nil)), time.Hour, purgeKeep, time.Now)
-	}()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "purged unused clients"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the janitor logged no client purge:\n%s", logs.String())
-		}
-	}
-	stop()
-	<-done
+	purgeRound(db, slog.New(slog.NewJSONHandler(&logs, nil)), purgeEvery, purgeKeep)(ctx, time.Now())
 	if _, err := db.Client(ctx, old.ID); err == nil {
 		t.Error("the never-authorized client of yesterday is still there")
 	}

@@ -81,7 +81,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	janitorDone := make(chan struct{})
 	go func() {
 		defer close(janitorDone)
-		janitor(janitorCtx, db, logger, purgeEvery, purgeKeep, time.Now)
+		janitor(janitorCtx, purgeEvery, purgeRound(db, logger, purgeEvery, purgeKeep))
 	}()
 	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
 
