@@ -211,7 +211,11 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var windows []restartWindow
 	var wmu sync.Mutex
-	go load.refreshLoop(ctx, 500*time.Millisecond)
+	refreshDone := make(chan struct{})
+	go func() {
+		defer close(refreshDone)
+		load.refreshLoop(ctx, 500*time.Millisecond)
+	}()
 	go func() {
 		t0 := time.Now()
 		for _, p := range plan {
@@ -224,7 +228,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	}()
 	openLoop(ctx, rate, dur, 0, load.fire)
 	cancel()
-	time.Sleep(600 * time.Millisecond) // the refresh loop's last request
+	<-refreshDone // its last request is recorded
 
 	outs := load.rec.all()
 	wmu.Lock()
