@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -196,11 +194,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 
 	e.server = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 		MaxConnsPerHost: users, MaxIdleConnsPerHost: users, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(e.gh.CertificatePEM())
-	e.github = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-		MaxConnsPerHost: users, MaxIdleConnsPerHost: users, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
+	e.github = benchGitHubClient(e.gh.CertificatePEM(), users)
 	e.waitHealthy()
 
 	// One read per document, one document at a time, mints one token per

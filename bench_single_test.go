@@ -50,23 +50,30 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	read := func() benchResult { return e.read(u, u.first[d], d) }
 	bare := func() benchResult { r, _ := e.bare(d); return r }
 
-	// Sequential, interleaved, the order swapped every round.
+	// Sequential, interleaved, the order rotated every round: the read, the
+	// bare GET from this process, and the bare GET from a process of its
+	// own (bench_bare_test.go), timed in that process.
+	proc := startBareProc(t, e, d)
 	const warm, rounds = 50, 1000
 	var seq []benchSample
 	for i := range warm + rounds {
-		for j := range 2 {
-			kind, fire := "read", read
-			if (i+j)%2 == 1 {
-				kind, fire = "bare", bare
+		for j := range 3 {
+			var s benchSample
+			switch start := time.Now(); (i + j) % 3 {
+			case 0:
+				s = benchSample{kind: "read", res: read(), lat: time.Since(start)}
+			case 1:
+				s = benchSample{kind: "bare", res: bare(), lat: time.Since(start)}
+			case 2:
+				s.kind = "bare-proc"
+				s.res, s.lat = proc.get()
 			}
-			start := time.Now()
-			r := fire()
 			if i >= warm {
-				seq = append(seq, benchSample{kind: kind, res: r, lat: time.Since(start)})
+				seq = append(seq, s)
 			}
 		}
 	}
-	seqRead, seqBare := benchSummarize(seq, "read"), benchSummarize(seq, "bare")
+	seqRead, seqBare, seqProc := benchSummarize(seq, "read"), benchSummarize(seq, "bare"), benchSummarize(seq, "bare-proc")
 
 	var loops []benchSingleLoop
 	for _, c := range []int{1, 8, 32} {
@@ -102,14 +109,18 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## One principal, small reads (issue 19)\n\n")
 	fmt.Fprintf(&b, "The %s document (first fragment = whole file) read by one principal with one token, fake GitHub with no added latency. "+
-		"Sequential: %d rounds of one read and one bare GET, in alternating order. Closed loops of %v per concurrency, then the bare GET at the same concurrency. "+
+		"Sequential: %d rounds of one read, one bare GET from the driver (the process that holds the fake) and one from a process of its own, in rotating order. Closed loops of %v per concurrency, then the bare GET at the same concurrency. "+
 		"CPU is the server process and the whole PostgreSQL cluster (postmaster, backends, and the backends it reaped). Load average at the end: %s.\n\n",
 		d.name, rounds, cfg.singleFor, benchLoadAvg())
 	b.WriteString("| measure | value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| sequential p50: read / bare GET / ratio | %s / %s / %.2f× |\n", benchMs(seqRead.p50), benchMs(seqBare.p50),
 		float64(seqRead.p50)/float64(seqBare.p50))
-	fmt.Fprintf(&b, "| sequential p99: read / bare GET | %s / %s |\n", benchMs(seqRead.p99), benchMs(seqBare.p99))
-	fmt.Fprintf(&b, "| sequential errors: read / bare | %s / %s |\n", seqRead.errorText(), seqBare.errorText())
+	fmt.Fprintf(&b, "| sequential p50: read / bare GET from another process / ratio | %s / %s / %.2f× |\n", benchMs(seqRead.p50),
+		benchMs(seqProc.p50), float64(seqRead.p50)/float64(seqProc.p50))
+	fmt.Fprintf(&b, "| sequential p99: read / bare GET / bare GET from another process | %s / %s / %s |\n", benchMs(seqRead.p99),
+		benchMs(seqBare.p99), benchMs(seqProc.p99))
+	fmt.Fprintf(&b, "| sequential errors: read / bare / bare from another process | %s / %s / %s |\n", seqRead.errorText(),
+		seqBare.errorText(), seqProc.errorText())
 	b.WriteString("\n| concurrent | reads/s | bare GETs/s | p50 | p99 | bare p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | new DB sessions /1000 reads | statements/read | errors |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loops {

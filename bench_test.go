@@ -222,6 +222,14 @@ func TestBenchHarnessSmoke(t *testing.T) {
 	if n := e.gh.Count(githubtest.RouteMint); n != len(e.docs) {
 		t.Errorf("%d token mints for %d (installation, repository) pairs", n, len(e.docs))
 	}
+	// The bare GET from a process of its own (bench_bare_test.go) answers,
+	// with the time it measured.
+	p := startBareProc(t, e, e.docs[0])
+	for range 3 {
+		if r, lat := p.get(); !r.ok || lat <= 0 {
+			t.Errorf("bare GET from another process: %s in %v", r.code, lat)
+		}
+	}
 }
 
 // benchCounts are the per-call counts of the read path, measured on
