@@ -38,13 +38,9 @@ func TestBareGetHelperProcess(t *testing.T) {
 		t.Skip("not a test: the bare-GET client process of the load harness, run only when bench_bare_test.go re-executes " +
 			"the test binary with " + benchBareHelperEnv + "=1")
 	}
-	ca, err := os.ReadFile(os.Getenv("HEYAIRA_BENCH_GITHUB_CA_FILE"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	size, _ := strconv.Atoi(os.Getenv("HEYAIRA_BENCH_BARE_SIZE"))
 	d := &benchDoc{bareURL: os.Getenv("HEYAIRA_BENCH_BARE_URL"), ghToken: os.Getenv("HEYAIRA_BENCH_BARE_TOKEN"), bareSize: size}
-	e := &benchEnv{github: benchGitHubClient(ca, 1)}
+	e := &benchEnv{github: benchGitHubClient(benchFakeRoots(t), 1)}
 	in, out := bufio.NewScanner(os.Stdin), bufio.NewWriter(os.Stdout)
 	for in.Scan() {
 		start := time.Now()
@@ -54,12 +50,11 @@ func TestBareGetHelperProcess(t *testing.T) {
 	}
 }
 
-// benchGitHubClient is a client that trusts only the fake's certificate.
-func benchGitHubClient(caPEM []byte, conns int) *http.Client {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
+// benchGitHubClient is the driver's client of the fake: roots holds only
+// the fake's certificate.
+func benchGitHubClient(roots *x509.CertPool, conns int) *http.Client {
 	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
 }
 

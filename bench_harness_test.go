@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -194,7 +195,9 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 
 	e.server = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 		MaxConnsPerHost: users, MaxIdleConnsPerHost: users, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
-	e.github = benchGitHubClient(e.gh.CertificatePEM(), users)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(e.gh.CertificatePEM())
+	e.github = benchGitHubClient(roots, users)
 	e.waitHealthy()
 
 	// One read per document, one document at a time, mints one token per

@@ -55,14 +55,7 @@ func TestServeHelperProcess(t *testing.T) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	ca, err := os.ReadFile(os.Getenv("HEYAIRA_BENCH_GITHUB_CA_FILE"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		t.Fatal("no certificate in HEYAIRA_BENCH_GITHUB_CA_FILE")
-	}
+	pool := benchFakeRoots(t)
 	// The production transport's settings (github.defaultTransport), with
 	// the fake's certificate as the only root.
 	ghHTTP := &http.Client{Transport: &http.Transport{
@@ -101,6 +94,20 @@ func TestServeHelperProcess(t *testing.T) {
 	if err := serve(ctx, os.Getenv, os.Stderr, hooks); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
+}
+
+// benchFakeRoots is the fake GitHub's certificate, handed over in
+// HEYAIRA_BENCH_GITHUB_CA_FILE, as the only root a helper process trusts.
+func benchFakeRoots(t *testing.T) *x509.CertPool {
+	ca, err := os.ReadFile(os.Getenv("HEYAIRA_BENCH_GITHUB_CA_FILE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		t.Fatal("no certificate in HEYAIRA_BENCH_GITHUB_CA_FILE")
+	}
+	return pool
 }
 
 // benchDebugMux serves what the harness measures from inside the server
