@@ -204,17 +204,25 @@ func TestTP05NginxTwoReplicas(t *testing.T) {
 
 	t.Run("per-project hourly GitHub budget across replicas", func(t *testing.T) {
 		// A project of its own (the others spent GitHub requests this hour)
-		// with a budget of 20 an hour: each of the 2 replicas spends 10.
+		// with a budget of 20 an hour: each of the 2 replicas spends 10. And
+		// a principal of its own: the subtest above spent the fixture
+		// principal's tool-call budget, which refills at 25/s a replica, so
+		// its refusals would be the same code for another reason.
 		project := str(t, adminRun(t, tp.env, "create-project", "--account-id", tp.account, "--name", "Budget"), "id")
-		adminRun(t, tp.env, "add-member", "--project-id", project, "--principal-id", tp.person)
+		reader := str(t, adminRun(t, tp.env, "create-principal", "--account-id", tp.account, "--name", "Budget reader"), "id")
+		adminRun(t, tp.env, "add-member", "--project-id", project, "--principal-id", reader)
 		source := allowlist(t, tp.env, tp.gh, project, "docs/BUDGET.md", liveCommit, 4096, []byte("budget"))
 		adminRun(t, tp.env, "set-project-limits", "--project-id", project, "--github-requests-per-hour", "20")
-		tok := newAccessToken(t, tp.dbURL, tp.person, project, tp.public+"/mcp")
+		tok := newAccessToken(t, tp.dbURL, reader, project, tp.public+"/mcp")
 		before := tp.gh.Count(githubtest.RouteContents)
 		c := tp.client("127.0.0.7")
 		codes := map[string]int{}
 		for range 30 {
-			codes[c.toolCall(tok, "git_document_get", map[string]any{"source_id": source}).code]++
+			o := c.toolCall(tok, "git_document_get", map[string]any{"source_id": source})
+			if o.code == "rate_limited" && !strings.Contains(o.body, "hourly GitHub request budget") {
+				t.Errorf("refused for another reason than the hourly budget: %.300s", o.body)
+			}
+			codes[o.code]++
 		}
 		sent := tp.gh.Count(githubtest.RouteContents) - before
 		// At most the project's budget; at least one replica's share (nginx
