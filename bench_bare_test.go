@@ -89,7 +89,12 @@ func startBareProc(t *testing.T, e *benchEnv, d *benchDoc) *benchBareProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close(); cmd.Wait() })
+	t.Cleanup(func() {
+		w.Close() // the helper's loop ends, and its test with it
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the bare-GET helper process: %v", err)
+		}
+	})
 	return &benchBareProc{cmd: cmd, in: w, out: bufio.NewScanner(r)}
 }
 

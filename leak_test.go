@@ -10,10 +10,11 @@ import (
 // TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
 //
 // The load harness re-executes this test binary as its server process
-// (bench_helper_test.go, HEYAIRA_BENCH_HELPER=1); that process is a server,
-// not a test run, and is not checked.
+// (bench_helper_test.go, HEYAIRA_BENCH_HELPER=1) and as its bare-GET client
+// (bench_bare_test.go, HEYAIRA_BENCH_BARE_HELPER=1); those processes are not
+// test runs, and are not checked.
 func TestMain(m *testing.M) {
-	if os.Getenv("HEYAIRA_BENCH_HELPER") != "" {
+	if os.Getenv("HEYAIRA_BENCH_HELPER") != "" || os.Getenv("HEYAIRA_BENCH_BARE_HELPER") != "" {
 		os.Exit(m.Run())
 	}
 	os.Exit(storetest.MainWithLeakCheck(m))
