@@ -16,24 +16,38 @@ import (
 // object, then unquote, strip line breaks, decode, verify.
 
 type refContentsObject struct {
-	Type     string        `json:"type"`
-	Encoding *string       `json:"encoding"`
-	Size     *int64        `json:"size"`
-	Path     *string       `json:"path"`
-	SHA      string        `json:"sha"`
-	Content  refRawContent `json:"content"`
+	Type     string
+	Encoding *string
+	Size     *int64
+	Path     *string
+	SHA      string
+	Content  json.RawMessage // nil when absent
 }
 
-type refRawContent struct{ raw []byte }
-
-func (r *refRawContent) UnmarshalJSON(b []byte) error {
-	r.raw = b
-	return nil
+// refParse reads the members the decoder uses by their exact names, as the
+// scanner does: encoding/json's struct decoding would also take "Content" or
+// "TYPE" for them. Other members are only checked for syntax.
+func refParse(body []byte) (refContentsObject, error) {
+	var obj refContentsObject
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		return obj, err
+	}
+	for name, dst := range map[string]any{"type": &obj.Type, "encoding": &obj.Encoding,
+		"size": &obj.Size, "path": &obj.Path, "sha": &obj.SHA} {
+		if raw, ok := members[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return obj, err
+			}
+		}
+	}
+	obj.Content = members["content"]
+	return obj, nil
 }
 
 func referenceDecodeContents(body []byte, wantPath string) (*File, error) {
-	var obj refContentsObject
-	if err := json.Unmarshal(body, &obj); err != nil {
+	obj, err := refParse(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 	}
 	switch obj.Type {
@@ -58,7 +72,7 @@ func referenceDecodeContents(body []byte, wantPath string) (*File, error) {
 	if obj.Encoding != nil && *obj.Encoding == "none" {
 		return nil, fmt.Errorf("%w: content not inlined", ErrTooLarge)
 	}
-	raw := obj.Content.raw
+	raw := obj.Content
 	var content []byte
 	switch {
 	case raw == nil || string(raw) == "null":
@@ -100,8 +114,7 @@ func referenceDecodeContents(body []byte, wantPath string) (*File, error) {
 
 // plainJSON reports whether body is a case the two decoders must agree on:
 // valid UTF-8, and a top-level object (if it is one) whose member names are
-// unique even ignoring case. On the rest the scanner is deliberately
-// stricter (see jsonscan.go).
+// unique. On the rest the scanner is deliberately stricter (see jsonscan.go).
 func plainJSON(body []byte) bool {
 	if !utf8.Valid(body) {
 		return false
@@ -116,11 +129,8 @@ func plainJSON(body []byte) bool {
 		if err != nil {
 			return true
 		}
-		name := strings.ToLower(tok.(string))
-		// encoding/json matches member names case-insensitively and the
-		// scanner exactly, so a name in another case ("TYPE") is not plain:
-		// both refuse such bodies, but possibly with different codes.
-		if seen[name] || name != tok.(string) {
+		name := tok.(string)
+		if seen[name] {
 			return false
 		}
 		seen[name] = true

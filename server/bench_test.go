@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"unicode/utf8"
 )
 
 // The read path end to end (MCP request → authorization → source lookup →
@@ -15,15 +16,25 @@ import (
 // the machines are shared, so ratios mean more than absolute times.
 
 func benchEnv(b *testing.B, size int) (*testEnv, string, string) {
-	e := newTestEnv(b, func(c *Config) { c.ToolRate = 1e9; c.ToolBurst = 1 << 30 })
+	e := newTestEnv(b, func(c *Config) { c.ToolRate = 1e9; c.ToolBurst = 1 << 30; c.GitHubHourlyBudget = 1 << 30 })
 	tn := e.newTenant("bench", "docs")
-	e.gh.AddFile("bench", "docs", commitA, "big.md", mixedText(size)[:size])
+	doc := mixedText(size)[:size]
+	for !utf8.Valid(doc) { // not a rune cut in two at the end
+		doc = doc[:len(doc)-1]
+	}
+	e.gh.AddFile("bench", "docs", commitA, "big.md", doc)
 	src := e.addSource(tn, "runtime", "big.md", commitA, "", 65536)
 	return e, src, e.token(tn, "documents:read")
 }
 
-func BenchmarkDocumentGet1MiB(b *testing.B) {
-	e, src, tok := benchEnv(b, 1<<20)
+func BenchmarkDocumentGet1MiB(b *testing.B) { benchmarkDocumentGet(b, 1<<20, 65536) }
+
+// BenchmarkDocumentGetSmall is the read most agents make: a 2.5 KB document
+// in one fragment. Its allocations are what the garbage collector pays for.
+func BenchmarkDocumentGetSmall(b *testing.B) { benchmarkDocumentGet(b, 2500, 2400) }
+
+func benchmarkDocumentGet(b *testing.B, size int, want int64) {
+	e, src, tok := benchEnv(b, size)
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}}})
 	client := &http.Client{}
@@ -39,7 +50,7 @@ func BenchmarkDocumentGet1MiB(b *testing.B) {
 		}
 		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || n < 65536 {
+		if resp.StatusCode != 200 || n < want {
 			b.Fatalf("HTTP %d, %d bytes", resp.StatusCode, n)
 		}
 	}
