@@ -100,7 +100,8 @@ func decodeContent(raw []byte, size int) ([]byte, error) {
 			n, err = enc.Decode(b64[out:in], src)
 		} else {
 			if scratch == nil {
-				// As large as the first chunk: a small file needs no more.
+				// As large as the first chunk's output, which no later chunk
+				// exceeds: a small file needs no more.
 				scratch = make([]byte, enc.DecodedLen(len(src)))
 			}
 			n, err = enc.Decode(scratch, src)
