@@ -43,6 +43,7 @@ type benchEnv struct {
 	base    string // the server: http://127.0.0.1:port
 	dbURL   string // the server's database, straight (not through the proxy)
 	debug   string // the helper's debug listener
+	floor   string // the helper's floor of the read path (bench_floor_test.go)
 	logPath string
 	docs    []*benchDoc
 	users   []*benchUser
@@ -137,7 +138,8 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 	// token's audience) is known before the child starts.
 	ln, lnFile := benchListener(t)
 	dbg, dbgFile := benchListener(t)
-	e.base, e.debug = "http://"+ln, "http://"+dbg
+	fl, flFile := benchListener(t)
+	e.base, e.debug, e.floor = "http://"+ln, "http://"+dbg, "http://"+fl+"/"
 	principals := make([]string, users)
 	for i := range principals {
 		p, err := db.CreatePrincipal(ctx, account.ID, fmt.Sprintf("agent %d", i))
@@ -182,7 +184,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		"HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+write("app.pem", githubtest.KeyPEM()),
 	)
-	e.cmd.ExtraFiles = []*os.File{lnFile, dbgFile}
+	e.cmd.ExtraFiles = []*os.File{lnFile, dbgFile, flFile}
 	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the harness
 	if err := e.cmd.Start(); err != nil {
@@ -190,6 +192,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 	}
 	lnFile.Close()
 	dbgFile.Close()
+	flFile.Close()
 	go func() { e.exited <- e.cmd.Wait() }()
 	t.Cleanup(e.stop)
 

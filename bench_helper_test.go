@@ -23,6 +23,7 @@ package main
 //	HEYAIRA_BENCH_GITHUB_CA_FILE           PEM of the fake's certificate, the only one trusted
 //	fd 3                                   the listener for the server (its port is the public URL's)
 //	fd 4                                   a listener for /debug/heap and /debug/pprof/ (this file only)
+//	fd 5                                   a listener for the floor of the read path (bench_floor_test.go)
 //	HEYAIRA_* as documented in README.md   the server's ordinary configuration
 
 import (
@@ -42,6 +43,7 @@ import (
 	"time"
 
 	"heyaira/server"
+	"heyaira/store"
 )
 
 const benchHelperEnv = "HEYAIRA_BENCH_HELPER"
@@ -81,6 +83,18 @@ func TestServeHelperProcess(t *testing.T) {
 	debug := &http.Server{Handler: benchDebugMux(), ReadHeaderTimeout: 5 * time.Second}
 	go debug.Serve(debugLn)
 	defer debug.Close()
+	floorLn, err := net.FileListener(os.NewFile(5, "floor-listener"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	floorDB, err := store.Open(ctx, os.Getenv("HEYAIRA_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer floorDB.Close()
+	floor := &http.Server{Handler: benchFloor(floorDB, ghHTTP, os.Getenv("HEYAIRA_BENCH_GITHUB_URL")), ReadHeaderTimeout: 5 * time.Second}
+	go floor.Serve(floorLn)
+	defer floor.Close()
 	defer ghHTTP.CloseIdleConnections()
 
 	// The harness measures the read path of one project at full

@@ -23,7 +23,8 @@ import (
 	"heyaira/store/storetest"
 )
 
-// benchSingleLoop is one closed loop of the phase.
+// benchSingleLoop is one closed loop of the phase, of reads or of the
+// floor's reads (bench_floor_test.go).
 type benchSingleLoop struct {
 	workers           int
 	reads, bare       benchStats
@@ -32,6 +33,7 @@ type benchSingleLoop struct {
 	serverCPU, pgCPU  time.Duration // per read
 	sessionsPer1000   float64       // new database connections the server opened, per 1000 reads
 	statementsPerRead float64
+	floor             *benchSingleLoop
 }
 
 func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
@@ -49,17 +51,18 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	u := e.users[0]
 	read := func() benchResult { return e.read(u, u.first[d], d) }
 	bare := func() benchResult { r, _ := e.bare(d); return r }
+	floor := func() benchResult { return e.floorRead(u, d) }
 
 	// Sequential, interleaved, the order rotated every round: the read, the
-	// bare GET from this process, and the bare GET from a process of its
-	// own (bench_bare_test.go), timed in that process.
+	// bare GET from this process, the bare GET from a process of its own
+	// (bench_bare_test.go), timed in that process, and the floor's read.
 	proc := startBareProc(t, e, d)
 	const warm, rounds = 50, 1000
 	var seq []benchSample
 	for i := range warm + rounds {
-		for j := range 3 {
+		for j := range 4 {
 			var s benchSample
-			switch start := time.Now(); (i + j) % 3 {
+			switch start := time.Now(); (i + j) % 4 {
 			case 0:
 				s = benchSample{kind: "read", res: read(), lat: time.Since(start)}
 			case 1:
@@ -67,6 +70,8 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 			case 2:
 				s.kind = "bare-proc"
 				s.res, s.lat = proc.get()
+			case 3:
+				s = benchSample{kind: "floor", res: floor(), lat: time.Since(start)}
 			}
 			if i >= warm {
 				seq = append(seq, s)
@@ -74,20 +79,16 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		}
 	}
 	seqRead, seqBare, seqProc := benchSummarize(seq, "read"), benchSummarize(seq, "bare"), benchSummarize(seq, "bare-proc")
+	seqFloor := benchSummarize(seq, "floor")
 
-	var loops []benchSingleLoop
-	for _, c := range []int{1, 8, 32} {
-		l := benchSingleLoop{workers: c}
+	// measure is one closed loop of fire with the CPU and the database
+	// traffic it caused.
+	measure := func(c int, kind string, fire func() benchResult) *benchSingleLoop {
+		l := &benchSingleLoop{workers: c}
 		s0, _ := e.cpu()
 		pgc0, acc0 := pg.cpu(), e.pg.Counts()
-		if c == 32 {
-			if path := os.Getenv("HEYAIRA_BENCH_SINGLE_PROFILE"); path != "" {
-				go e.cpuProfile(path, cfg.singleFor*2/3)
-			}
-			pg.resetStatements()
-		}
 		start := time.Now()
-		samples := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "read", read() })
+		samples := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return kind, fire() })
 		wall := time.Since(start)
 		s1, _ := e.cpu()
 		pgc1, acc1 := pg.cpu(), e.pg.Counts().Sub(acc0)
@@ -98,14 +99,28 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		l.pgCPU = time.Duration(float64(pgc1-pgc0) / n)
 		l.sessionsPer1000 = 1000 * float64(acc1.Accepted) / n
 		l.statementsPerRead = float64(acc1.Statements) / n
-		start = time.Now()
+		return l
+	}
+	var loops []*benchSingleLoop
+	var statements string
+	for _, c := range []int{1, 8, 32} {
+		if c == 32 {
+			if path := os.Getenv("HEYAIRA_BENCH_SINGLE_PROFILE"); path != "" {
+				go e.cpuProfile(path, cfg.singleFor*2/3)
+			}
+			pg.resetStatements()
+		}
+		l := measure(c, "read", read)
+		if c == 32 {
+			statements = pg.statements()
+		}
+		start := time.Now()
 		bs := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return "bare", bare() })
 		l.bare = benchSummarize(bs, "")
 		l.bareReadsPerSec = float64(l.bare.n-l.bare.errors) / time.Since(start).Seconds()
+		l.floor = measure(c, "floor", floor)
 		loops = append(loops, l)
 	}
-	statements := pg.statements()
-
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## One principal, small reads (issue 19)\n\n")
 	fmt.Fprintf(&b, "The %s document (first fragment = whole file) read by one principal with one token, fake GitHub with no added latency. "+
@@ -119,14 +134,25 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		benchMs(seqProc.p50), float64(seqRead.p50)/float64(seqProc.p50))
 	fmt.Fprintf(&b, "| sequential p99: read / bare GET / bare GET from another process | %s / %s / %s |\n", benchMs(seqRead.p99),
 		benchMs(seqBare.p99), benchMs(seqProc.p99))
-	fmt.Fprintf(&b, "| sequential errors: read / bare / bare from another process | %s / %s / %s |\n", seqRead.errorText(),
-		seqBare.errorText(), seqProc.errorText())
+	fmt.Fprintf(&b, "| sequential p50: the floor of the rules / ratio to the bare GET from another process / read ÷ floor | %s / %.2f× / %.2f× |\n",
+		benchMs(seqFloor.p50), float64(seqFloor.p50)/float64(seqProc.p50), float64(seqRead.p50)/float64(seqFloor.p50))
+	fmt.Fprintf(&b, "| sequential errors: read / bare / bare from another process / floor | %s / %s / %s / %s |\n", seqRead.errorText(),
+		seqBare.errorText(), seqProc.errorText(), seqFloor.errorText())
 	b.WriteString("\n| concurrent | reads/s | bare GETs/s | p50 | p99 | bare p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | new DB sessions /1000 reads | statements/read | errors |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loops {
 		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s | %s | %.2f× | %s | %s | %.1f | %.2f | %s |\n", l.workers, l.readsPerSec, l.bareReadsPerSec,
 			benchMs(l.reads.p50), benchMs(l.reads.p99), benchMs(l.bare.p99), float64(l.reads.p99)/float64(l.bare.p99),
 			benchMs(l.serverCPU), benchMs(l.pgCPU), l.sessionsPer1000, l.statementsPerRead, l.reads.errorText())
+	}
+	b.WriteString("\nThe floor of the rules (bench_floor_test.go), in the same process after each loop above: authorize, fetch, audit, answer GitHub's body; nothing else.\n\n")
+	b.WriteString("| concurrent | floor reads/s | read ÷ floor reads/s | p50 | p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | server + PostgreSQL: read − floor | statements/read | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range loops {
+		f := l.floor
+		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %s | %s | %.2f× | %s | %s | %s | %.2f | %s |\n", l.workers, f.readsPerSec, l.readsPerSec/f.readsPerSec,
+			benchMs(f.reads.p50), benchMs(f.reads.p99), float64(f.reads.p99)/float64(l.bare.p99), benchMs(f.serverCPU), benchMs(f.pgCPU),
+			benchMs(l.serverCPU+l.pgCPU-f.serverCPU-f.pgCPU), f.statementsPerRead, f.reads.errorText())
 	}
 	if statements != "" {
 		b.WriteString("\nPostgreSQL's view of the 32-concurrent loop (pg_stat_statements, by total time):\n\n")

@@ -230,6 +230,20 @@ func TestBenchHarnessSmoke(t *testing.T) {
 			t.Errorf("bare GET from another process: %s in %v", r.code, lat)
 		}
 	}
+	// The floor of the rules (bench_floor_test.go) keeps them: two
+	// statements and one GitHub request per read, GitHub's body returned.
+	pg0, gh0 := e.pg.Counts(), e.gh.Count(githubtest.RouteContents)
+	for _, d := range e.docs {
+		if r := e.floorRead(e.users[0], d); !r.ok {
+			t.Errorf("floor read of %s: %s", d.name, r.code)
+		}
+	}
+	if n := e.pg.Counts().Sub(pg0).Statements; n != int64(2*len(e.docs)) {
+		t.Errorf("%d statements for %d floor reads, want 2 each", n, len(e.docs))
+	}
+	if n := e.gh.Count(githubtest.RouteContents) - gh0; n != len(e.docs) {
+		t.Errorf("%d GitHub contents requests for %d floor reads", n, len(e.docs))
+	}
 }
 
 // benchCounts are the per-call counts of the read path, measured on

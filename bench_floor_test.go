@@ -1,0 +1,120 @@
+//go:build bench
+
+package main
+
+// The floor of the read path's rules (issue 19): what a read costs when it
+// does only the I/O the rules require and nothing else. A read must be
+// authorized against the database at that moment (one statement), fetch the
+// file from GitHub (one request, no cache) and be audited (one statement)
+// before it is answered. The floor does exactly that, with the product's own
+// store methods (AuthenticateSource, Audit) and GitHub transport, over the
+// same counting proxy, in the server's process, but:
+//
+//   - no JSON-RPC parse: the body is read and ignored;
+//   - no decode of the contents JSON, no UTF-8 check, no hashes;
+//   - no fragment, cursor, log line, metric, limiter or in-flight wait;
+//   - the answer is GitHub's body as received.
+//
+// So no implementation that keeps the rules can cost less per read on this
+// stack (net/http, database/sql with lib/pq, PostgreSQL). The one-principal
+// phase (bench_single_test.go) measures it beside the real read, in the same
+// run: the gap between the two is what the product's own code costs.
+//
+// It is served on its own listener (fd 5 of the helper process) and only
+// in the test binary.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"heyaira/store"
+)
+
+// Headers by which the driver names what the floor reads: it does not parse
+// the body, so the source and the installation token (which the product
+// would take from its cache) come beside it.
+const (
+	benchFloorSource = "X-Bench-Floor-Source"
+	benchFloorToken  = "X-Bench-Floor-Token"
+)
+
+// benchFloor is the floor handler: authorize, fetch, audit, answer.
+func benchFloor(st *store.DB, gh *http.Client, githubBase string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20)); err != nil {
+			http.Error(w, "body", http.StatusBadRequest)
+			return
+		}
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			http.Error(w, "no bearer", http.StatusUnauthorized)
+			return
+		}
+		hash := sha256.Sum256([]byte(token))
+		a, src, found, err := st.AuthenticateSource(r.Context(), hash[:], time.Now(), r.Header.Get(benchFloorSource))
+		switch {
+		case err != nil:
+			http.Error(w, "authenticate", http.StatusUnauthorized)
+			return
+		case !found || src.CommitSHA == nil:
+			http.Error(w, "source", http.StatusForbidden)
+			return
+		}
+		u := githubBase + "/repos/" + url.PathEscape(src.GitHubOwner) + "/" + url.PathEscape(src.GitHubRepository) +
+			"/contents/" + src.Path + "?ref=" + *src.CommitSHA
+		req, _ := http.NewRequestWithContext(r.Context(), "GET", u, nil)
+		req.Header.Set("Accept", "application/vnd.github.object+json")
+		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+		req.Header.Set("User-Agent", "heyaira-bench-floor")
+		req.Header.Set("Authorization", "Bearer "+r.Header.Get(benchFloorToken))
+		resp, err := gh.Do(req)
+		if err != nil {
+			http.Error(w, "github", http.StatusBadGateway)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			http.Error(w, "github", http.StatusBadGateway)
+			return
+		}
+		if err := st.Audit(r.Context(), store.AuditEvent{Actor: "principal:" + a.PrincipalID, Action: "document.read",
+			ProjectID: a.ProjectID, Target: src.ID, Outcome: store.OutcomeOK,
+			Details: map[string]any{"path": src.Path, "commit_sha": *src.CommitSHA}}); err != nil {
+			http.Error(w, "audit", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+}
+
+// floorRead is one read through the floor: HTTP 200 and GitHub's contents
+// JSON of d, whole.
+func (e *benchEnv) floorRead(u *benchUser, d *benchDoc) benchResult {
+	req, _ := http.NewRequest("POST", e.floor, bytes.NewReader(u.first[d]))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+u.token)
+	req.Header.Set(benchFloorSource, d.whole)
+	req.Header.Set(benchFloorToken, d.ghToken)
+	resp, err := e.server.Do(req)
+	if err != nil {
+		return benchResult{code: "transport"}
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	switch {
+	case err != nil:
+		return benchResult{code: "transport"}
+	case resp.StatusCode != http.StatusOK:
+		return benchResult{code: "http_" + resp.Status[:3]}
+	case int(n) != d.bareSize:
+		return benchResult{code: "wrong_content"}
+	}
+	return benchResult{ok: true, code: "ok"}
+}
