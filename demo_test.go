@@ -88,13 +88,26 @@ func TestDemoScriptsDev(t *testing.T) {
 		t.Errorf("layers read from branch %s at %s: %d, want 2: %v", demoBranch, demoCommit, tracked, at(res, "workflow", "layers"))
 	}
 
-	// Ctrl-C: the server and the cluster stop, and scripts/dev exits.
-	stop()
+	// Ctrl-C: the server and the cluster stop, and scripts/dev exits. The
+	// cluster runs in a session of its own (pg_ctl), so Ctrl-C reaches it
+	// only through scripts/dev's cleanup.
+	pid := filepath.Join(clone, ".data", "pg", "data", "postmaster.pid")
+	if _, err := os.Stat(pid); err != nil {
+		t.Fatalf("the cluster's postmaster.pid before Ctrl-C: %v", err)
+	}
+	t.Cleanup(func() { // only if a failure left the cluster running
+		if b, err := os.ReadFile(pid); err == nil {
+			if n, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0]); err == nil {
+				syscall.Kill(n, syscall.SIGQUIT) // immediate shutdown
+			}
+		}
+	})
+	stop(0)
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("the server still listens on %s after Ctrl-C", addr)
 	}
-	if _, err := os.Stat(filepath.Join(clone, ".data", "pg", "postmaster.pid")); !os.IsNotExist(err) {
+	if _, err := os.Stat(pid); !os.IsNotExist(err) {
 		t.Errorf("the cluster still runs after Ctrl-C (postmaster.pid: %v)", err)
 	}
 
@@ -106,7 +119,8 @@ func TestDemoScriptsDev(t *testing.T) {
 	if strings.Contains(msg, "DEMO MODE") || strings.Contains(msg, "stand-in") {
 		t.Errorf("scripts/dev with an App still speaks of the demo:\n%s", msg)
 	}
-	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(listenerPID(t, addr)), "cmdline"))
+	server := listenerPID(t, addr)
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(server), "cmdline"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +128,24 @@ func TestDemoScriptsDev(t *testing.T) {
 		filepath.Join(clone, ".data", "bin", "heyaira")+" serve"; got != want {
 		t.Errorf("with an App, scripts/dev serves with %q, want %q", got, want)
 	}
-	stop()
+
+	// Ctrl-C while the server dies instead of stopping: scripts/dev still
+	// stops the cluster and exits 130. (Its cleanup once ran under set -e,
+	// so a server's non-zero status ended it before the cluster was
+	// stopped, and the next scripts/dev found the cluster running.)
+	stop(server)
+	if _, err := os.Stat(pid); !os.IsNotExist(err) {
+		t.Errorf("the cluster still runs after Ctrl-C with a dying server (postmaster.pid: %v)", err)
+	}
 }
 
 // startDev starts scripts/dev in clone with env added to a new user's
 // environment (no HEYAIRA_ variables), waits until it has printed its
 // message, and returns the message and a Ctrl-C that waits for the exit.
-func startDev(t *testing.T, clone string, env ...string) (string, func()) {
+// Given a server's process ID, the Ctrl-C finds that server stopped
+// (SIGSTOP) and kills it once scripts/dev has asked it to end: a server
+// that dies rather than stops.
+func startDev(t *testing.T, clone string, env ...string) (string, func(server int)) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
 	cmd.Dir = clone
@@ -162,9 +187,16 @@ func startDev(t *testing.T, clone string, env ...string) (string, func()) {
 	if !strings.Contains(msg, "Press Ctrl-C") {
 		t.Fatalf("scripts/dev stopped before the server was ready:\n%s\nstderr:\n%s", msg, stderr.String())
 	}
-	return msg, func() {
+	return msg, func(server int) {
 		t.Helper()
+		if server != 0 {
+			syscall.Kill(server, syscall.SIGSTOP)
+		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		if server != 0 {
+			waitSignalPending(t, server, syscall.SIGTERM) // scripts/dev's cleanup sent it
+			syscall.Kill(server, syscall.SIGKILL)
+		}
 		select {
 		case err := <-exited:
 			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 130) {
@@ -173,6 +205,30 @@ func startDev(t *testing.T, clone string, env ...string) (string, func()) {
 		case <-time.After(time.Minute):
 			t.Fatal("scripts/dev did not stop within a minute of Ctrl-C")
 		}
+	}
+}
+
+// waitSignalPending waits until sig is pending for the (stopped) process
+// pid: /proc/pid/status's ShdPnd, a hex mask with bit sig-1 for sig.
+func waitSignalPending(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatalf("server %d: %v", pid, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&(1<<(sig-1)) != 0 {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %v pending for server %d within a minute of Ctrl-C", sig, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
