@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +89,35 @@ func TestTopologyConfig(t *testing.T) {
 	}
 	if c, _ := load(nil); len(c.trustedProxies) != 0 || c.replicas != 1 || c.githubInFlight != 0 || c.drainDelay != 5*time.Second {
 		t.Errorf("defaults = %+v", c)
+	}
+}
+
+// TestTuneGC: serve sets the collector's target to gcPercent, unless the
+// operator chose one with GOGC; either way the start-up log says which.
+// Not parallel: the target is the process's.
+func TestTuneGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	for _, tt := range []struct {
+		gogc, want string
+		percent    int
+	}{
+		{"", `"gogc":400,"from":"default"`, gcPercent},
+		{"150", `"gogc":"150","from":"GOGC"`, 100}, // the runtime applied GOGC itself; serve leaves it
+	} {
+		debug.SetGCPercent(100)
+		var log bytes.Buffer
+		tuneGC(func(k string) string {
+			if k == "GOGC" {
+				return tt.gogc
+			}
+			return ""
+		}, slog.New(slog.NewJSONHandler(&log, nil)))
+		if got := debug.SetGCPercent(100); got != tt.percent {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.percent)
+		}
+		if !strings.Contains(log.String(), tt.want) {
+			t.Errorf("GOGC=%q: start-up log %q lacks %s", tt.gogc, log.String(), tt.want)
+		}
 	}
 }

@@ -46,6 +46,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	if err != nil {
 		return err
 	}
+	tuneGC(getenv, logger)
 	keyFile, err := readProtectedFile(cfg.cursorKeyFile)
 	if err != nil {
 		return fmt.Errorf("cursor key: %w", err)
