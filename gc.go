@@ -8,7 +8,7 @@ import (
 // gcPercent is the garbage collector's target for `serve` when the operator
 // has not set GOGC: a collection when the heap has grown by 400% of what
 // the last one found live, instead of Go's 100%. The server's live heap is
-// small (about 1 MiB idle; 0.2–0.7 MiB per 1 MiB read in flight), while a
+// small (about 1 MiB idle; at most 0.8 MiB per 1 MiB read in flight), while a
 // small read makes about 60 KB of short-lived garbage, so at 100% the
 // collector ran every few hundred reads and took about a tenth of the
 // server's CPU. Measured in the same runs (docs/performance.md, run 11):
