@@ -92,7 +92,7 @@ func TestServeHelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer floorDB.Close()
-	floor := &http.Server{Handler: benchFloor(floorDB, ghHTTP, os.Getenv("HEYAIRA_BENCH_GITHUB_URL")), ReadHeaderTimeout: 5 * time.Second}
+	floor := &http.Server{Handler: benchFloor(floorDB, ghHTTP, os.Getenv("HEYAIRA_BENCH_GITHUB_URL"), os.Getenv("HEYAIRA_PUBLIC_URL")+"/mcp"), ReadHeaderTimeout: 5 * time.Second}
 	go floor.Serve(floorLn)
 	defer floor.Close()
 	defer ghHTTP.CloseIdleConnections()

@@ -146,13 +146,13 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 			benchMs(l.serverCPU), benchMs(l.pgCPU), l.sessionsPer1000, l.statementsPerRead, l.reads.errorText())
 	}
 	b.WriteString("\nThe floor of the rules (bench_floor_test.go), in the same process after each loop above: authorize, fetch, audit, answer GitHub's body; nothing else.\n\n")
-	b.WriteString("| concurrent | floor reads/s | read ÷ floor reads/s | p50 | p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | server + PostgreSQL: read − floor | statements/read | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| concurrent | floor reads/s | read ÷ floor reads/s | p50 | p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | server + PostgreSQL: read − floor | new DB sessions /1000 reads | statements/read | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loops {
 		f := l.floor
-		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %s | %s | %.2f× | %s | %s | %s | %.2f | %s |\n", l.workers, f.readsPerSec, l.readsPerSec/f.readsPerSec,
+		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %s | %s | %.2f× | %s | %s | %s | %.1f | %.2f | %s |\n", l.workers, f.readsPerSec, l.readsPerSec/f.readsPerSec,
 			benchMs(f.reads.p50), benchMs(f.reads.p99), float64(f.reads.p99)/float64(l.bare.p99), benchMs(f.serverCPU), benchMs(f.pgCPU),
-			benchMs(l.serverCPU+l.pgCPU-f.serverCPU-f.pgCPU), f.statementsPerRead, f.reads.errorText())
+			benchMs(l.serverCPU+l.pgCPU-f.serverCPU-f.pgCPU), f.sessionsPer1000, f.statementsPerRead, f.reads.errorText())
 	}
 	if statements != "" {
 		b.WriteString("\nPostgreSQL's view of the 32-concurrent loop (pg_stat_statements, by total time):\n\n")

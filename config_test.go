@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -93,31 +94,34 @@ func TestTopologyConfig(t *testing.T) {
 }
 
 // TestTuneGC: serve sets the collector's target to gcPercent, unless the
-// operator chose one with GOGC; either way the start-up log says which.
-// Not parallel: the target is the process's.
+// operator chose one with GOGC; either way the start-up log gives the
+// target in effect. Not parallel: the target is the process's.
 func TestTuneGC(t *testing.T) {
 	prev := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(prev)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	for _, tt := range []struct {
-		gogc, want string
-		percent    int
+		name, gogc string
+		percent    int // in effect afterwards
 	}{
-		{"", `"gogc":400,"from":"default"`, gcPercent},
-		{"150", `"gogc":"150","from":"GOGC"`, 100}, // the runtime applied GOGC itself; serve leaves it
+		{"unset: the default", "", gcPercent},
+		{"set: left as the runtime applied it", "150", 100}, // this process did not start with GOGC=150
 	} {
-		debug.SetGCPercent(100)
-		var log bytes.Buffer
-		tuneGC(func(k string) string {
-			if k == "GOGC" {
-				return tt.gogc
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			var log bytes.Buffer
+			tuneGC(func(k string) string {
+				if k == "GOGC" {
+					return tt.gogc
+				}
+				return ""
+			}, slog.New(slog.NewJSONHandler(&log, nil)))
+			if got := debug.SetGCPercent(100); got != tt.percent {
+				t.Errorf("GC percent %d, want %d", got, tt.percent)
 			}
-			return ""
-		}, slog.New(slog.NewJSONHandler(&log, nil)))
-		if got := debug.SetGCPercent(100); got != tt.percent {
-			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.percent)
-		}
-		if !strings.Contains(log.String(), tt.want) {
-			t.Errorf("GOGC=%q: start-up log %q lacks %s", tt.gogc, log.String(), tt.want)
-		}
+			from := map[bool]string{true: "default", false: "GOGC"}[tt.gogc == ""]
+			if want := fmt.Sprintf(`"gogc":%d,"from":%q`, tt.percent, from); !strings.Contains(log.String(), want) {
+				t.Errorf("start-up log %q lacks %s", log.String(), want)
+			}
+		})
 	}
 }

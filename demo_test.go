@@ -35,7 +35,7 @@ func TestDemoScriptsDev(t *testing.T) {
 	jsDir(t) // before the build: fail (or skip) early without the Node packages
 	clone := cleanCopy(t)
 	addr := freeAddr(t)
-	msg, stop := startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
+	msg, pid, stop := startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
 	t.Logf("scripts/dev printed:\n%s", msg)
 	for _, want := range []string{"DEMO MODE", "local stand-in for GitHub", "docs/github-app.md", "HEYAIRA_GITHUB_APP_ID",
 		"use exactly this host"} {
@@ -91,17 +91,6 @@ func TestDemoScriptsDev(t *testing.T) {
 	// Ctrl-C: the server and the cluster stop, and scripts/dev exits. The
 	// cluster runs in a session of its own (pg_ctl), so Ctrl-C reaches it
 	// only through scripts/dev's cleanup.
-	pid := filepath.Join(clone, ".data", "pg", "data", "postmaster.pid")
-	if _, err := os.Stat(pid); err != nil {
-		t.Fatalf("the cluster's postmaster.pid before Ctrl-C: %v", err)
-	}
-	t.Cleanup(func() { // only if a failure left the cluster running
-		if b, err := os.ReadFile(pid); err == nil {
-			if n, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0]); err == nil {
-				syscall.Kill(n, syscall.SIGQUIT) // immediate shutdown
-			}
-		}
-	})
 	stop(0)
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
@@ -114,7 +103,7 @@ func TestDemoScriptsDev(t *testing.T) {
 	// With an App configured, the same command runs the production binary:
 	// no demo, no stand-in.
 	addr = freeAddr(t)
-	msg, stop = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr, "HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
+	msg, pid, stop = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr, "HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600))
 	if strings.Contains(msg, "DEMO MODE") || strings.Contains(msg, "stand-in") {
 		t.Errorf("scripts/dev with an App still speaks of the demo:\n%s", msg)
@@ -141,11 +130,12 @@ func TestDemoScriptsDev(t *testing.T) {
 
 // startDev starts scripts/dev in clone with env added to a new user's
 // environment (no HEYAIRA_ variables), waits until it has printed its
-// message, and returns the message and a Ctrl-C that waits for the exit.
-// Given a server's process ID, the Ctrl-C finds that server stopped
-// (SIGSTOP) and kills it once scripts/dev has asked it to end: a server
-// that dies rather than stops.
-func startDev(t *testing.T, clone string, env ...string) (string, func(server int)) {
+// message, and returns the message, the path of its cluster's
+// postmaster.pid and a Ctrl-C that waits for the exit. Given a server's
+// process ID, the Ctrl-C finds that server stopped (SIGSTOP) and kills it
+// once scripts/dev has asked it to end: a server that dies rather than
+// stops.
+func startDev(t *testing.T, clone string, env ...string) (string, string, func(server int)) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
 	cmd.Dir = clone
@@ -187,7 +177,8 @@ func startDev(t *testing.T, clone string, env ...string) (string, func(server in
 	if !strings.Contains(msg, "Press Ctrl-C") {
 		t.Fatalf("scripts/dev stopped before the server was ready:\n%s\nstderr:\n%s", msg, stderr.String())
 	}
-	return msg, func(server int) {
+	pid := devClusterPID(t, clone, stderr.String())
+	return msg, pid, func(server int) {
 		t.Helper()
 		if server != 0 {
 			syscall.Kill(server, syscall.SIGSTOP)
@@ -208,6 +199,41 @@ func startDev(t *testing.T, clone string, env ...string) (string, func(server in
 	}
 }
 
+// devClusterPID is the postmaster.pid of scripts/dev's cluster: under
+// .data/pg, or where scripts/dev said it lives when postgres cannot reach
+// .data. It must exist. If a failure leaves that cluster running (it runs in
+// a session of its own, which no signal to scripts/dev reaches), the test's
+// cleanup shuts it down and waits for it.
+func devClusterPID(t *testing.T, clone, stderr string) string {
+	t.Helper()
+	dir := filepath.Join(clone, ".data", "pg")
+	if m := regexp.MustCompile(`the cluster lives in (\S+)`).FindStringSubmatch(stderr); m != nil {
+		dir = m[1]
+	}
+	pid := filepath.Join(dir, "data", "postmaster.pid")
+	if _, err := os.Stat(pid); err != nil {
+		t.Fatalf("scripts/dev's cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		b, err := os.ReadFile(pid)
+		if err != nil {
+			return // stopped, as it should be
+		}
+		n, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+		if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n)); err != nil || !bytes.Contains(cmd, []byte(dir)) {
+			return // not that cluster's postmaster
+		}
+		syscall.Kill(n, syscall.SIGQUIT) // immediate shutdown; the postmaster removes its pid file
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(pid); os.IsNotExist(err) {
+				return
+			}
+		}
+		t.Errorf("scripts/dev's cluster (pid %d) still runs 30 s after SIGQUIT", n)
+	})
+	return pid
+}
+
 // waitSignalPending waits until sig is pending for the (stopped) process
 // pid: /proc/pid/status's ShdPnd, a hex mask with bit sig-1 for sig.
 func waitSignalPending(t *testing.T, pid int, sig syscall.Signal) {
@@ -220,7 +246,11 @@ func waitSignalPending(t *testing.T, pid int, sig syscall.Signal) {
 		}
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok {
-				if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&(1<<(sig-1)) != 0 {
+				m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err != nil {
+					t.Fatalf("server %d: ShdPnd %q: %v", pid, v, err)
+				}
+				if m&(1<<(sig-1)) != 0 {
 					return
 				}
 			}
