@@ -31,6 +31,7 @@ type benchSingleLoop struct {
 	readsPerSec       float64
 	bareReadsPerSec   float64
 	serverCPU, pgCPU  time.Duration // per read
+	harnessCPU        time.Duration // per read: the driver, the fake GitHub and the proxy (this process)
 	sessionsPer1000   float64       // new database connections the server opened, per 1000 reads
 	statementsPerRead float64
 	floor             *benchSingleLoop
@@ -85,18 +86,19 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	// traffic it caused.
 	measure := func(c int, kind string, fire func() benchResult) *benchSingleLoop {
 		l := &benchSingleLoop{workers: c}
-		s0, _ := e.cpu()
+		s0, h0 := e.cpu()
 		pgc0, acc0 := pg.cpu(), e.pg.Counts()
 		start := time.Now()
 		samples := benchClosedLoop(c, cfg.singleFor, func(int) (string, benchResult) { return kind, fire() })
 		wall := time.Since(start)
-		s1, _ := e.cpu()
+		s1, h1 := e.cpu()
 		pgc1, acc1 := pg.cpu(), e.pg.Counts().Sub(acc0)
 		l.reads = benchSummarize(samples, "")
 		n := float64(l.reads.n - l.reads.errors)
 		l.readsPerSec = n / wall.Seconds()
 		l.serverCPU = time.Duration(float64(s1-s0) / n)
 		l.pgCPU = time.Duration(float64(pgc1-pgc0) / n)
+		l.harnessCPU = time.Duration(float64(h1-h0) / n)
 		l.sessionsPer1000 = 1000 * float64(acc1.Accepted) / n
 		l.statementsPerRead = float64(acc1.Statements) / n
 		return l
@@ -125,7 +127,7 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	fmt.Fprintf(&b, "\n## One principal, small reads (issue 19)\n\n")
 	fmt.Fprintf(&b, "The %s document (first fragment = whole file) read by one principal with one token, fake GitHub with no added latency. "+
 		"Sequential: %d rounds of one read, one bare GET from the driver (the process that holds the fake) and one from a process of its own, in rotating order. Closed loops of %v per concurrency, then the bare GET at the same concurrency. "+
-		"CPU is the server process and the whole PostgreSQL cluster (postmaster, backends, and the backends it reaped). Load average at the end: %s.\n\n",
+		"CPU is the server process, the whole PostgreSQL cluster (postmaster, backends, and the backends it reaped) and the harness (this process: driver, fake GitHub, counting proxy). Load average at the end: %s.\n\n",
 		d.name, rounds, cfg.singleFor, benchLoadAvg())
 	b.WriteString("| measure | value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| sequential p50: read / bare GET / ratio | %s / %s / %.2f× |\n", benchMs(seqRead.p50), benchMs(seqBare.p50),
@@ -138,21 +140,21 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		benchMs(seqFloor.p50), float64(seqFloor.p50)/float64(seqProc.p50), float64(seqRead.p50)/float64(seqFloor.p50))
 	fmt.Fprintf(&b, "| sequential errors: read / bare / bare from another process / floor | %s / %s / %s / %s |\n", seqRead.errorText(),
 		seqBare.errorText(), seqProc.errorText(), seqFloor.errorText())
-	b.WriteString("\n| concurrent | reads/s | bare GETs/s | p50 | p99 | bare p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | new DB sessions /1000 reads | statements/read | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| concurrent | reads/s | bare GETs/s | p50 | p99 | bare p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | harness CPU/read | new DB sessions /1000 reads | statements/read | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loops {
-		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s | %s | %.2f× | %s | %s | %.1f | %.2f | %s |\n", l.workers, l.readsPerSec, l.bareReadsPerSec,
+		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %s | %s | %s | %.2f× | %s | %s | %s | %.1f | %.2f | %s |\n", l.workers, l.readsPerSec, l.bareReadsPerSec,
 			benchMs(l.reads.p50), benchMs(l.reads.p99), benchMs(l.bare.p99), float64(l.reads.p99)/float64(l.bare.p99),
-			benchMs(l.serverCPU), benchMs(l.pgCPU), l.sessionsPer1000, l.statementsPerRead, l.reads.errorText())
+			benchMs(l.serverCPU), benchMs(l.pgCPU), benchMs(l.harnessCPU), l.sessionsPer1000, l.statementsPerRead, l.reads.errorText())
 	}
 	b.WriteString("\nThe floor of the rules (bench_floor_test.go), in the same process after each loop above: authorize, fetch, audit, answer GitHub's body; nothing else.\n\n")
-	b.WriteString("| concurrent | floor reads/s | read ÷ floor reads/s | p50 | p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | server + PostgreSQL: read − floor | new DB sessions /1000 reads | statements/read | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| concurrent | floor reads/s | read ÷ floor reads/s | p50 | p99 | p99 ÷ bare p99 | server CPU/read | PostgreSQL CPU/read | harness CPU/read | server + PostgreSQL: read − floor | new DB sessions /1000 reads | statements/read | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loops {
 		f := l.floor
-		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %s | %s | %.2f× | %s | %s | %s | %.1f | %.2f | %s |\n", l.workers, f.readsPerSec, l.readsPerSec/f.readsPerSec,
+		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %s | %s | %.2f× | %s | %s | %s | %s | %.1f | %.2f | %s |\n", l.workers, f.readsPerSec, l.readsPerSec/f.readsPerSec,
 			benchMs(f.reads.p50), benchMs(f.reads.p99), float64(f.reads.p99)/float64(l.bare.p99), benchMs(f.serverCPU), benchMs(f.pgCPU),
-			benchMs(l.serverCPU+l.pgCPU-f.serverCPU-f.pgCPU), f.sessionsPer1000, f.statementsPerRead, f.reads.errorText())
+			benchMs(f.harnessCPU), benchMs(l.serverCPU+l.pgCPU-f.serverCPU-f.pgCPU), f.sessionsPer1000, f.statementsPerRead, f.reads.errorText())
 	}
 	if statements != "" {
 		b.WriteString("\nPostgreSQL's view of the 32-concurrent loop (pg_stat_statements, by total time):\n\n")
