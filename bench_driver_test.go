@@ -91,11 +91,10 @@ func (e *benchEnv) read(u *benchUser, body []byte, d *benchDoc) benchResult {
 // bare is the floor: the same contents JSON, straight from the fake, over
 // a connection like the server's, read to the end and not parsed.
 func (e *benchEnv) bare(d *benchDoc) (benchResult, int) {
-	req, _ := http.NewRequest("GET", d.bareURL, nil)
-	req.Header.Set("Accept", "application/vnd.github.object+json")
-	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	req.Header.Set("User-Agent", "heyaira-bench")
-	req.Header.Set("Authorization", "Bearer "+d.ghToken)
+	req, err := benchContentsRequest(context.Background(), d.bareURL, d.ghToken)
+	if err != nil {
+		return benchResult{code: "transport"}, 0
+	}
 	resp, err := e.github.Do(req)
 	if err != nil {
 		return benchResult{code: "transport"}, 0
@@ -106,6 +105,20 @@ func (e *benchEnv) bare(d *benchDoc) (benchResult, int) {
 		return benchResult{code: fmt.Sprintf("http_%d", resp.StatusCode)}, int(n)
 	}
 	return benchResult{ok: true, code: "ok"}, int(n)
+}
+
+// benchContentsRequest is a GET of GitHub's contents API as the product
+// sends it, with an installation token: the bare GET's and the floor's.
+func benchContentsRequest(ctx context.Context, url, token string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/vnd.github.object+json")
+	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	req.Header.Set("User-Agent", "heyaira-bench")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req, nil
 }
 
 // benchStats summarises the samples of one kind.

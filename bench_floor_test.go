@@ -81,15 +81,11 @@ func benchFloor(st *store.DB, gh *http.Client, githubBase, resource string) http
 		}
 		u := githubBase + "/repos/" + url.PathEscape(src.GitHubOwner) + "/" + url.PathEscape(src.GitHubRepository) +
 			"/contents/" + strings.Join(segs, "/") + "?ref=" + url.QueryEscape(*src.CommitSHA)
-		req, err := http.NewRequestWithContext(r.Context(), "GET", u, nil)
+		req, err := benchContentsRequest(r.Context(), u, r.Header.Get(benchFloorToken))
 		if err != nil {
 			http.Error(w, "url", http.StatusInternalServerError)
 			return
 		}
-		req.Header.Set("Accept", "application/vnd.github.object+json")
-		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-		req.Header.Set("User-Agent", "heyaira-bench-floor")
-		req.Header.Set("Authorization", "Bearer "+r.Header.Get(benchFloorToken))
 		resp, err := gh.Do(req)
 		if err != nil {
 			http.Error(w, "github", http.StatusBadGateway)
