@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"heyaira/oauth"
 	"heyaira/server/catalog"
 	"heyaira/store"
 )
@@ -35,9 +36,15 @@ func builtinListLayer(l catalog.Layer, accountLayer string) listLayer {
 }
 
 // sourceListLayer describes a configured source that dispatch will read.
-func sourceListLayer(name, accountLayer, source, id, owner, repo, path string, commit, tracking *string) listLayer {
+// Its GitHub location (owner, repository, path) is shown only when located:
+// to a caller with documents:read. Without it the layer says only that a
+// source exists, by its opaque source_id, as workflow metadata does.
+func sourceListLayer(name, accountLayer, source, id, owner, repo, path string, commit, tracking *string, located bool) listLayer {
 	l := listLayer{Name: name, AccountLayer: accountLayer, Source: source, SourceID: id, Provenance: catalog.ProvenancePinned,
-		CommitSHA: commit, GitHubOwner: owner, GitHubRepository: repo, Path: path}
+		CommitSHA: commit}
+	if located {
+		l.GitHubOwner, l.GitHubRepository, l.Path = owner, repo, path
+	}
 	if tracking != nil {
 		l.Provenance = catalog.Tracking(*tracking)
 	}
@@ -53,8 +60,11 @@ type listProfile struct {
 }
 
 // list answers catalog_list from the database and the built-in catalog; it
-// makes no GitHub request.
+// makes no GitHub request. The tool needs only workflows:read, so which
+// repositories and paths the instructions come from is shown only with
+// documents:read, the grant that lets an agent near GitHub content.
 func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, error) {
+	located := p.hasScope(oauth.DocumentsRead)
 	profiles := catalog.Profiles()
 	// The verifier configuration gives mode:verifier; each profile's worker
 	// configuration gives core, mode:worker and its role instructions.
@@ -78,7 +88,7 @@ func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, 
 				{"mode:verifier", catalog.LayerMode, verifier.Mode}} {
 				if s := x.src; s != nil {
 					account = append(account, sourceListLayer(x.name, x.layer, catalog.SourceAccount, s.ID,
-						s.GitHubOwner, s.GitHubRepository, s.Path, s.CommitSHA, s.TrackingRef))
+						s.GitHubOwner, s.GitHubRepository, s.Path, s.CommitSHA, s.TrackingRef, located))
 					continue
 				}
 				missing = append(missing, x.layer)
@@ -90,7 +100,7 @@ func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, 
 		lp := listProfile{Profile: prof, Layers: []listLayer{builtinListLayer(builtin[0], ""), builtinListLayer(builtin[1], "")}}
 		for _, s := range cfg.Instructions {
 			lp.Layers = append(lp.Layers, sourceListLayer(catalog.LayerRoleInstructions, "", catalog.SourceDocument, s.ID,
-				s.GitHubOwner, s.GitHubRepository, s.Path, s.CommitSHA, s.TrackingRef))
+				s.GitHubOwner, s.GitHubRepository, s.Path, s.CommitSHA, s.TrackingRef, located))
 		}
 		lp.Layers = append(lp.Layers, builtinListLayer(builtin[2], ""), builtinListLayer(builtin[3], ""))
 		out = append(out, lp)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"heyaira/github/githubtest"
@@ -10,7 +11,8 @@ import (
 )
 
 // TestCatalogList: profiles with their layers in assembly order, the
-// account's core/mode sources (unread: null hashes), the project's role
+// account's core/mode sources (unread: null hashes) with their GitHub
+// location for a caller with documents:read, the project's role
 // instructions per profile, missing-layer warnings, and no GitHub request.
 func TestCatalogList(t *testing.T) {
 	t.Parallel()
@@ -23,7 +25,7 @@ func TestCatalogList(t *testing.T) {
 	eng := e.instructionSource(tn, "docs/engineer.md", wfPinned, "", "engineer")
 	rev := e.instructionSource(tn, "docs/reviewer.md", wfPinned, "", "reviewer")
 	e.instructionSource(other, "docs/other.md", wfPinned, "", "")
-	tok := e.token(tn, "workflows:read")
+	tok := e.token(tn, "workflows:read", "documents:read")
 
 	sc := e.mustCall(tok, "catalog_list", nil)
 	if sc["catalog_sha256"] != catalog.Digest() || sc["budget_bytes"] != float64(61440) ||
@@ -85,5 +87,71 @@ func TestCatalogList(t *testing.T) {
 	sc = e.mustCall(e.token(other, "workflows:read"), "catalog_list", nil)
 	if w := sc["warnings"].([]any)[0].(map[string]any); !cmp.Equal(w["layers"], []any{"core", "mode:worker", "mode:verifier"}) {
 		t.Errorf("other tenant warnings = %v", w)
+	}
+}
+
+// Row AZ-14: catalog_list needs only workflows:read, so without
+// documents:read it must not say where the instructions come from: no
+// GitHub owner, repository or path of an account source or a role
+// instruction source, anywhere in the answer. It still shows that each
+// source exists, by its opaque source_id. With documents:read the same
+// call names them (the control: the strings are there to be hidden).
+func TestAZ14CatalogListHidesSourceLocations(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("secretowner-az14", "secretrepo-az14")
+	secrets := []string{"secretowner-az14", "secretrepo-az14", "acctowner-az14", "acctrepo-az14",
+		"docs/agents/core-az14.md", "docs/roles/engineer-az14.md"}
+	core := e.accountSource(tn, "core", "acctowner-az14", "acctrepo-az14", "docs/agents/core-az14.md", wfPinned, "")
+	eng := e.instructionSource(tn, "docs/roles/engineer-az14.md", "", "main", "engineer")
+
+	// ids lists the configured (non-built-in) layers' source ids, and
+	// checks that each names its location exactly when located.
+	ids := func(t *testing.T, sc map[string]any, located bool) []string {
+		t.Helper()
+		layers := layersOf(t, map[string]any{"layers": sc["account_layers"]})
+		for _, p := range sc["profiles"].([]any) {
+			layers = append(layers, layersOf(t, p.(map[string]any))...)
+		}
+		var got []string
+		for _, l := range layers {
+			if l["source"] == "builtin" {
+				continue
+			}
+			got = append(got, l["source_id"].(string))
+			for _, k := range []string{"github_owner", "github_repository", "path"} {
+				if _, has := l[k]; has != located {
+					t.Errorf("layer %v: %s present %v, want %v", l["source_id"], k, has, located)
+				}
+			}
+		}
+		return got
+	}
+
+	sc, isErr, raw := e.call(e.token(tn, "workflows:read"), "catalog_list", nil)
+	if isErr {
+		t.Fatalf("catalog_list with workflows:read: %s", raw)
+	}
+	for _, s := range secrets {
+		if strings.Contains(raw, s) {
+			t.Errorf("catalog_list without documents:read names %q: %.400s", s, raw)
+		}
+	}
+	// core, and the role instructions once in the engineer profile.
+	if diff := cmp.Diff([]string{core, eng}, ids(t, sc, false)); diff != "" {
+		t.Errorf("sources listed without documents:read (-want +got):\n%s", diff)
+	}
+
+	sc, isErr, raw = e.call(e.token(tn, "workflows:read", "documents:read"), "catalog_list", nil)
+	if isErr {
+		t.Fatalf("catalog_list with documents:read: %s", raw)
+	}
+	for _, s := range secrets {
+		if !strings.Contains(raw, s) {
+			t.Errorf("catalog_list with documents:read does not name %q", s)
+		}
+	}
+	if diff := cmp.Diff([]string{core, eng}, ids(t, sc, true)); diff != "" {
+		t.Errorf("sources listed with documents:read (-want +got):\n%s", diff)
 	}
 }
