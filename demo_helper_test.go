@@ -98,7 +98,7 @@ func TestDemoHelperProcess(t *testing.T) {
 		}
 		return os.Getenv(k)
 	}
-	if err := serve(ctx, getenv, os.Stderr, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}); err != nil {
+	if err := serve(ctx, getenv, os.Stderr, fakeGitHub(gh)); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 }

@@ -112,7 +112,7 @@ func TestSeedEndToEnd(t *testing.T) {
 
 	// Synthetic OAuth state: a client, a grant with documents:read, an access token.
 	var logs logbuf.Buffer
-	base, _ := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
+	base, _ := startServe(t, env, fakeGitHub(gh), &logs)
 	access := "hya_e2e-access-token-canary-" + rand.Text()
 	insertAccessToken(t, dbURL, person, project, base+"/mcp", access, []string{"documents:read", "memory:read"})
 

@@ -253,7 +253,7 @@ func TestPF04NoTLSHandshake(t *testing.T) {
 	proxy.Blackhole()
 	// The fake's HTTPClient trusts its certificate (valid for 127.0.0.1).
 	hooks := serveHooks{githubBaseURL: "https://" + proxy.Addr() + githubtest.BasePath,
-		githubHTTP: gh.HTTPClient(), githubTimeout: time.Second}
+		githubHTTP: gh.HTTPClient(), githubNow: gh.Clock().Now, githubTimeout: time.Second}
 	s := newLiveServer(t, storetest.NewURL(t), gh, hooks, 100)
 	c := newLoadClient(s.base)
 	defer c.close()

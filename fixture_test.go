@@ -71,6 +71,15 @@ func baseEnv(t *testing.T, dbURL string) testEnv {
 
 func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
 
+// fakeGitHub points serve at gh: its URL, its HTTP client and its clock.
+// The clock matters: gh's is frozen unless a test moves it, and a JWT that
+// serve signed by the wall clock would be refused as issued in the future
+// once the test has run for longer than the JWT's 60 s backdate (under
+// load, PF-09 once read provider_forbidden that way).
+func fakeGitHub(gh *githubtest.Server) serveHooks {
+	return serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), githubNow: gh.Clock().Now}
+}
+
 // startServe runs serve in the background on a listener the test owns, and
 // waits until /healthz answers. It returns the base URL and a stop function
 // that cancels and waits for a clean return.
@@ -226,7 +235,7 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks serv
 	s.source = allowlist(t, env, gh, s.project, "docs/LOAD.md", liveCommit, 4096, s.doc)
 
 	if hooks.githubBaseURL == "" {
-		hooks.githubBaseURL, hooks.githubHTTP = gh.URL(), gh.HTTPClient()
+		hooks.githubBaseURL, hooks.githubHTTP, hooks.githubNow = gh.URL(), gh.HTTPClient(), gh.Clock().Now
 	}
 	s.base, s.stop = startServe(t, env, hooks, s.logs)
 	s.access = oauth.NewSecret(oauth.PrefixAccess)

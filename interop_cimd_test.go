@@ -49,8 +49,9 @@ func TestInteropTypeScriptSDKCIMD(t *testing.T) {
 	env := baseEnv(t, storetest.NewMigratedURL(t))
 	env["HEYAIRA_CIMD_HOSTS"] = "example.com"
 	f := &interopFixture{env: env, logs: &logbuf.Buffer{}}
-	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(),
-		cimdDial: dial, cimdRoots: roots}, f.logs)
+	hooks := fakeGitHub(gh)
+	hooks.cimdDial, hooks.cimdRoots = dial, roots
+	f.base, _ = startServe(t, env, hooks, f.logs)
 	f.principal = adminTenant(t, env, "CIMD", "Ada").person
 
 	out := runNode(t, "interop-sdk.mjs", map[string]any{

@@ -40,7 +40,7 @@ func newInteropFixture(t *testing.T) *interopFixture {
 	env["HEYAIRA_GITHUB_APP_ID"] = githubtest.AppID
 	env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600)
 	f := &interopFixture{env: env, logs: &logbuf.Buffer{}}
-	f.base, _ = startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, f.logs)
+	f.base, _ = startServe(t, env, fakeGitHub(gh), f.logs)
 
 	tn := adminTenant(t, env, "Interop", "Grace Hopper")
 	f.project, f.principal = tn.project, tn.person

@@ -98,7 +98,9 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 	var stderr logbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, getenv, &stderr, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln})
+		hooks := fakeGitHub(gh)
+		hooks.listener = ln
+		done <- serve(ctx, getenv, &stderr, hooks)
 	}()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), `"msg":"listening"`); {
 		if time.Now().After(deadline) {
@@ -137,6 +139,11 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 func TestPF09AppKeyFiles(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)
+	// The fake's clock is frozen: set it back as far as a loaded machine
+	// may take to reach the subtests, so that a server signing App JWTs by
+	// the wall clock instead of the fake's fails here every time, not only
+	// under load (issue 26: "read provider_forbidden with 0 warnings").
+	gh.Clock().Set(time.Now().Add(-90 * time.Second))
 	s := newLiveServer(t, storetest.NewURL(t), gh, serveHooks{}, 100)
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(githubtest.Key())
 	if err != nil {
@@ -195,7 +202,7 @@ func TestPF09AppKeyFiles(t *testing.T) {
 			env["HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"] = tc.path
 			env["HEYAIRA_GITHUB_APP_ID"] = tc.appID
 			var logs logbuf.Buffer
-			base, _ := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
+			base, _ := startServe(t, env, fakeGitHub(gh), &logs)
 			tok := oauth.NewSecret(oauth.PrefixAccess)
 			insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read", "memory:read"})
 			c := newLoadClient(base)
@@ -307,7 +314,7 @@ func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 	delete(env, "HEYAIRA_PUBLIC_URL")
 	env["HEYAIRA_CURSOR_KEY_FILE"] = writeFile(t, "cursor.key", keyHex+"\n", 0o600)
 	var logs logbuf.Buffer
-	base, stop := startServe(t, env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}, &logs)
+	base, stop := startServe(t, env, fakeGitHub(gh), &logs)
 	tok := oauth.NewSecret(oauth.PrefixAccess)
 	insertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read"})
 	c := newLoadClient(base)

@@ -25,8 +25,12 @@ type serveHooks struct {
 	githubBaseURL string
 	githubHTTP    *http.Client
 	githubTimeout time.Duration // 0: github.DefaultTimeout
-	listener      net.Listener
-	tune          func(*server.Config) // changes the server's configuration (the load harness)
+	// githubNow is the clock of App JWTs and token expiry (nil: the wall
+	// clock). A fake GitHub whose clock tests move must share it, or a JWT
+	// signed by the wall clock is refused once the fake's clock lags.
+	githubNow func() time.Time
+	listener  net.Listener
+	tune      func(*server.Config) // changes the server's configuration (the load harness)
 	// cimdDial and cimdRoots reach a local TLS stand-in for the hosts of
 	// client ID metadata documents; nil in production.
 	cimdDial  func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -161,7 +165,7 @@ func utcTime(groups []string, a slog.Attr) slog.Attr {
 // githubConfig loads the App credentials. A missing or unprotected key is not
 // fatal: document tools then answer provider_unconfigured, and we say why once.
 func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Config {
-	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Timeout: hooks.githubTimeout, Logger: logger}
+	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Timeout: hooks.githubTimeout, Now: hooks.githubNow, Logger: logger}
 	switch {
 	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
 		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")

@@ -38,7 +38,9 @@ func TestTP04GracefulDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	logged := len(s.logs.String())
-	_, stop := startServe(t, s.env, serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), listener: ln}, s.logs)
+	hooks := fakeGitHub(gh)
+	hooks.listener = ln
+	_, stop := startServe(t, s.env, hooks, s.logs)
 	gh.SetLatency(time.Second)
 
 	c := newLoadClient(s.base)

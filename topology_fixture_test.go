@@ -191,7 +191,7 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 	for k, v := range extraEnv {
 		s.env[k] = v
 	}
-	tp.hooks = serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient()}
+	tp.hooks = fakeGitHub(gh)
 	for range 2 {
 		base, stop := startServe(t, s.env, tp.hooks, s.logs)
 		tp.replicas = append(tp.replicas, base)
