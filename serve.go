@@ -60,6 +60,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
 	}
 	// Key ids are not secret (cursor package doc): they show which key signs.
+	if ranges := server.TrustedRanges(cfg.trustedProxies); len(ranges) > 0 {
+		logger.Warn("HEYAIRA_TRUSTED_PROXIES holds ranges, not only proxy addresses: a client inside one can choose the address its limits are charged to; list each proxy's own address",
+			"ranges", ranges)
+	}
 	logger.Info("cursor keys", "key_ids", cursors.KeyIDs())
 	cimd, err := server.NewCIMD(cfg.cimdHosts, hooks.cimdDial, hooks.cimdRoots)
 	if err != nil {

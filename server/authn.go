@@ -79,18 +79,6 @@ func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
 // before the 503.
 const fallbackAuthTimeout = 500 * time.Millisecond
 
-// Refused bearer tokens at /mcp, per address: the same budget as refused
-// token requests at /oauth/token. A client with a valid token never spends
-// it; one whose token expired spends one before it refreshes.
-const (
-	bearerFailureRate  = 1.0
-	bearerFailureBurst = 60
-)
-
-func newBearerFailureLimiter() *rateLimiter {
-	return newRateLimiter(bearerFailureRate, bearerFailureBurst)
-}
-
 // bearerHash returns the hash of r's bearer token, or answers 401 and returns
 // false when the Authorization header is missing or malformed. It does not
 // read the body.
@@ -116,22 +104,20 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 // If the database cannot answer, the request fails closed with 503 and
 // Retry-After, never 401: a 401 would send every client into a refresh storm.
 //
-// Every refused token charges the caller's address in failures; an address
-// that spent its bucket gets 429 before any lookup, so guessing tokens costs
-// the database at most bearerFailureRate lookups a second per address.
-func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, failures *rateLimiter, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
-	ip := remoteIP(r)
-	if wait, ok := failures.peek(ip, cfg.Now()); !ok {
-		addLog(r.Context(), slog.String("code", "rate_limited"))
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		writeRPCError(w, http.StatusTooManyRequests, nil, &rpcError{codeInvalidRequest, "rate_limited: too many refused tokens from this address; retry later"})
+// Refused tokens are charged through refusals (refusals.go): a made-up token
+// to the caller's network, whose spent bucket turns its 401 into 429; a token
+// the server issued to that token alone. A valid token is always served.
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, refusals *refusalGate, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
+	pass, err := refusals.enter(r.Context(), clientNetwork(r))
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "canceled: the request ended while it waited"})
 		return principal{}, nil, false
 	}
+	defer pass.leave()
 	a, src, err := authn(r.Context(), tokenHash, sourceID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		failures.allow(ip, cfg.Now())
-		writeUnauthorized(w, cfg, true, "the token is invalid, expired or revoked")
+		refuseBearer(w, r, cfg, pass, tokenHash, false, "the token is invalid, expired or revoked")
 		return principal{}, nil, false
 	case err != nil:
 		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
@@ -143,11 +129,23 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 	// (RFC 8707), the audience is compared exactly; legacy tokens predate
 	// audiences and are bound to their project instead.
 	if a.Kind == "oauth" && a.Resource != cfg.resource() {
-		failures.allow(ip, cfg.Now())
-		writeUnauthorized(w, cfg, true, "the token was issued for another resource")
+		refuseBearer(w, r, cfg, pass, tokenHash, true, "the token was issued for another resource")
 		return principal{}, nil, false
 	}
 	p := principal{auth: a}
 	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
 	return p, src, true
+}
+
+// refuseBearer answers a refused bearer token: 401 with the challenge, or
+// 429 once the refusal's bucket is spent (issued: the server issued it).
+func refuseBearer(w http.ResponseWriter, r *http.Request, cfg *Config, pass *passage, tokenHash []byte, issued bool, why string) {
+	throttle, wait := pass.refused(r.Context(), tokenHash, issued)
+	if !throttle {
+		writeUnauthorized(w, cfg, true, why)
+		return
+	}
+	addLog(r.Context(), slog.String("code", "rate_limited"))
+	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+	writeRPCError(w, http.StatusTooManyRequests, nil, &rpcError{codeInvalidRequest, "rate_limited: too many refused tokens; retry later"})
 }

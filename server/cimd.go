@@ -21,14 +21,30 @@ import (
 // validates it and keeps it as an oauth_clients row. Off unless the operator
 // lists hosts in HEYAIRA_CIMD_HOSTS.
 
-// Outbound fetch limits: per allowlisted host, and in flight server-wide.
-// A flood of /authorize requests with distinct URLs costs at most
-// cimdHostBurst fetches per host, then one every six seconds.
+// Outbound fetch limits. A URL never seen before is fetched from its
+// host's budget: a flood of /authorize requests with made-up URLs costs at
+// most cimdHostBurst fetches per host, then one every six seconds. A URL
+// with a stored document is refetched from a budget of its own, which only
+// requests naming that URL spend (and only once the document is stale), so
+// made-up URLs on the same host cannot keep its users out. In flight,
+// cimdMaxInFlight fetches server-wide.
 const (
 	cimdHostRate    = 1.0 / 6 // per second
 	cimdHostBurst   = 10
+	cimdURLRate     = 1.0 / 60
+	cimdURLBurst    = 3
 	cimdMaxInFlight = 4
 )
+
+// cimdStaleFor is how long past its freshness a stored document is still
+// used while its refetch is throttled or fails for a reason that may pass
+// (a timeout, a refused connection, a 5xx or 429 from the host): RFC
+// 5861's stale-if-error. A day outlasts an outage of the client's host or
+// a flood of its URL, and bounds how long a document that its publisher
+// changed can outlive the change while the publisher's host does not
+// answer. A document the host now refuses (404, invalid, redirected) is
+// not used.
+const cimdStaleFor = 24 * time.Hour
 
 // CIMD resolves client ID metadata documents. A nil *CIMD in Config means
 // the feature is off.
@@ -36,6 +52,7 @@ type CIMD struct {
 	hosts   map[string]bool
 	client  *http.Client
 	perHost *rateLimiter
+	perURL  *rateLimiter
 	slots   chan struct{}
 }
 
@@ -54,7 +71,8 @@ func newCIMD(hosts []string, dial dialFunc, roots *x509.CertPool, timeout time.D
 		return nil, nil
 	}
 	c := &CIMD{hosts: map[string]bool{}, client: newCIMDHTTPClient(dial, roots, timeout),
-		perHost: newRateLimiter(cimdHostRate, cimdHostBurst), slots: make(chan struct{}, cimdMaxInFlight)}
+		perHost: newRateLimiter(cimdHostRate, cimdHostBurst), perURL: newRateLimiter(cimdURLRate, cimdURLBurst),
+		slots: make(chan struct{}, cimdMaxInFlight)}
 	for _, h := range hosts {
 		// A host is acceptable when a document URL on it would pass the gate.
 		if _, err := oauth.CheckClientIDURL("https://"+h+"/client", map[string]bool{h: true}); err != nil {
@@ -69,49 +87,65 @@ func newCIMD(hosts []string, dial dialFunc, roots *x509.CertPool, timeout time.D
 type cimdFailure struct {
 	reason string
 	wait   time.Duration // for cimdRateLimited
+	status int           // for cimdBadStatus: the host's status
 	err    error         // for cimdStoreFailed, logged
 }
 
 // resolve returns the client for a document URL: the stored row while it
 // is fresh, else a new fetch, validated and saved. Failures are never
-// stored, so the next authorization fetches again.
-func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (store.CIMDClient, *cimdFailure) {
+// stored, so the next authorization fetches again; while a stored row is
+// within cimdStaleFor of its freshness, a throttled or transiently failed
+// refetch serves it instead (stale is then true).
+func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (row store.CIMDClient, stale bool, fail *cimdFailure) {
 	host, err := oauth.CheckClientIDURL(url, c.hosts)
 	if err != nil {
-		return store.CIMDClient{}, &cimdFailure{reason: err.Error()}
+		return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
 	}
-	row, err := st.CIMDClientByURL(ctx, url)
+	row, err = st.CIMDClientByURL(ctx, url)
 	switch {
 	case err == nil && now.Before(row.FreshUntil):
-		return row, nil
+		return row, false, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return store.CIMDClient{}, &cimdFailure{reason: cimdStoreFailed, err: err}
+		return store.CIMDClient{}, false, &cimdFailure{reason: cimdStoreFailed, err: err}
 	}
-	if wait, ok := c.perHost.allow(host, now); !ok {
-		return store.CIMDClient{}, &cimdFailure{reason: cimdRateLimited, wait: wait}
+	known := err == nil
+	// orStale answers a refetch that failed with f: the stored row, when the
+	// failure may pass and the row is recent enough.
+	orStale := func(f *cimdFailure, transient bool) (store.CIMDClient, bool, *cimdFailure) {
+		if known && transient && now.Before(row.FreshUntil.Add(cimdStaleFor)) {
+			return row, true, nil
+		}
+		return store.CIMDClient{}, false, f
+	}
+	budget, key := c.perHost, host
+	if known {
+		budget, key = c.perURL, url
+	}
+	if wait, ok := budget.allow(key, now); !ok {
+		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
 	}
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	default:
-		return store.CIMDClient{}, &cimdFailure{reason: cimdRateLimited, wait: time.Second}
+		return orStale(&cimdFailure{reason: cimdRateLimited, wait: time.Second}, true)
 	}
 	f, reason := fetchCIMDocument(ctx, c.client, url)
 	if reason != "" {
-		return store.CIMDClient{}, &cimdFailure{reason: reason}
+		return orStale(&cimdFailure{reason: reason, status: f.status}, f.transient(reason))
 	}
 	doc, reason := parseCIMDocument(url, f.body)
 	if reason != "" {
-		return store.CIMDClient{}, &cimdFailure{reason: reason}
+		return store.CIMDClient{}, false, &cimdFailure{reason: reason}
 	}
 	saved, err := st.SaveCIMDClient(ctx, store.CIMDClient{
 		Client: store.Client{Name: doc.name, RedirectURIs: doc.redirectURIs, GrantTypes: doc.grantTypes},
 		URL:    url, FetchedAt: now, FreshUntil: now.Add(cimdFreshFor(f.cacheControl)),
 	})
 	if err != nil {
-		return store.CIMDClient{}, &cimdFailure{reason: cimdStoreFailed, err: err}
+		return orStale(&cimdFailure{reason: cimdStoreFailed, err: err}, true)
 	}
-	return saved, nil
+	return saved, false, nil
 }
 
 // cimdAuthorizeClient resolves a URL client_id at /oauth/authorize. On
@@ -125,11 +159,21 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 			"The application is not registered with this server. Start again from your application.")
 		return store.Client{}, false
 	}
-	c, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id)
+	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id)
 	if fail == nil {
+		if stale {
+			addLog(r.Context(), slog.String("cimd", "stale"))
+		}
 		return c.Client, true
 	}
 	addLog(r.Context(), slog.String("code", fail.reason))
+	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
+		// What the administrator needs to act on: the host and the reason,
+		// never the document.
+		host, _ := oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
+		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", requestID(r.Context()),
+			"host", host, "reason", fail.reason, "status", fail.status)
+	}
 	status := http.StatusBadRequest
 	switch fail.reason {
 	case cimdStoreFailed:

@@ -159,7 +159,7 @@ func TestCMSlowLoris(t *testing.T) {
 func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	clock := &testClock{}
+	clock := newTestClock()
 	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example"); c.Now = clock.now })
 	url := "https://docs.example/flaky"
 	var mu sync.Mutex

@@ -132,6 +132,19 @@ func newCIMDHTTPClient(dial dialFunc, roots *x509.CertPool, timeout time.Duratio
 type fetched struct {
 	body         []byte
 	cacheControl string
+	status       int // the host's status, when it answered
+}
+
+// transient reports whether a fetch that failed with reason may succeed
+// later: no answer in time, no connection, or a 5xx or 429 from the host.
+func (f fetched) transient(reason string) bool {
+	switch reason {
+	case cimdTimeout, cimdFetchFailed:
+		return true
+	case cimdBadStatus:
+		return f.status >= 500 || f.status == http.StatusTooManyRequests
+	}
+	return false
 }
 
 // fetchCIMDocument GETs url and returns the body, or a stable reason.
@@ -148,7 +161,7 @@ func fetchCIMDocument(ctx context.Context, c *http.Client, url string) (fetched,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fetched{}, cimdBadStatus
+		return fetched{status: resp.StatusCode}, cimdBadStatus
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || !(mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {

@@ -179,7 +179,7 @@ func TestCIMDRedirectMustBeListed(t *testing.T) {
 func TestCIMDCacheControl(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	clock := &testClock{}
+	clock := newTestClock()
 	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
 	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd; c.Now = clock.now })
 	url := "https://docs.example/client.json"

@@ -12,6 +12,7 @@ import (
 
 // ParseTrustedProxies reads HEYAIRA_TRUSTED_PROXIES: comma-separated CIDRs
 // (a bare address means a single host). Empty means no proxy is trusted.
+// A /0 is refused: it would let every client choose its own address.
 func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, f := range strings.Split(s, ",") {
@@ -27,9 +28,26 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
+		if p.Bits() == 0 {
+			return nil, fmt.Errorf("HEYAIRA_TRUSTED_PROXIES: %q trusts every address, so every client could choose the address its limits are charged to; list your proxies' own addresses", f)
+		}
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// TrustedRanges returns the trusted entries that are ranges rather than one
+// address, for a start-up warning: a client inside a trusted range can send
+// X-Forwarded-For and choose the address its limits are charged to, so the
+// list should hold only the proxies' own addresses.
+func TrustedRanges(trusted []netip.Prefix) []string {
+	var out []string
+	for _, p := range trusted {
+		if !p.IsSingleIP() {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // withClientAddr works out the client's address once per request. When the
@@ -91,11 +109,41 @@ func peerAddr(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// remoteIP is the client's address for rate limiting (withClientAddr). A
-// handler reached without that middleware falls back to the peer.
-func remoteIP(r *http.Request) string {
+// clientAddress is the client's address (withClientAddr); a handler
+// reached without that middleware falls back to the peer.
+func clientAddress(r *http.Request) string {
 	if a, ok := r.Context().Value(clientAddrKey).(string); ok {
 		return a
 	}
 	return peerAddr(r)
+}
+
+// clientNetwork is what the server's per-address limits are keyed by: the
+// client's IPv4 address, or its IPv6 address cut to the /64. A /64 is what
+// one host or one customer gets, so a host that rotates through its
+// addresses still meets the limits of one.
+func clientNetwork(r *http.Request) string { return networkOf(clientAddress(r), 32, 64) }
+
+// wideNetwork is a block a provider hands out in one piece, an IPv4 /24 or
+// an IPv6 /48: registration gives each one a share of its server-wide
+// budget (oauth_register.go).
+func wideNetwork(r *http.Request) string { return networkOf(clientAddress(r), 24, 48) }
+
+// networkOf is addr's network of v4 or v6 bits: a whole IPv4 address is
+// written as the address. An address that does not parse is its own key.
+func networkOf(addr string, v4, v6 int) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap()
+	bits := v6
+	if a.Is4() {
+		bits = v4
+	}
+	if bits == a.BitLen() {
+		return a.String()
+	}
+	p, _ := a.Prefix(bits)
+	return p.String()
 }

@@ -32,6 +32,9 @@ type testEnv struct {
 	cursors *cursor.Codec
 	logs    *logbuf.Buffer
 	cfg     Config
+	// clock is cfg.Now unless a mutator replaced it: it stands still
+	// until the test advances it.
+	clock *testClock
 	// canaries are the tokens, cursors and content this test handled; no
 	// spelling of any may reach the log (LG-01, checked at cleanup).
 	canaries *canarySet
@@ -45,7 +48,8 @@ func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewUnstartedServer(nil)
-	e.cfg = Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), Version: "test"}
+	e.clock = newTestClock()
+	e.cfg = Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), Version: "test", Now: e.clock.now}
 	for _, m := range mutate {
 		m(&e.cfg)
 	}

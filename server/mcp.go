@@ -27,7 +27,7 @@ var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024
 // Check order: bearer header (401 before the body is read) → body limit →
 // Content-Type → strict decode → the era's protocol-version and header rules
 // (modern.go) → authentication from the database (authn.go) → dispatch.
-func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator, failures *rateLimiter) http.Handler {
+func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator, refusals *refusalGate) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tokenHash, ok := bearerHash(w, r, cfg)
 		if !ok {
@@ -75,7 +75,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		if msg.Method == "tools/call" && msg.ID != nil {
 			call, callErr = tools.parseCall(msg.Params)
 		}
-		who, src, ok := authorize(w, r, logger, cfg, authn, failures, tokenHash, call.sourceID())
+		who, src, ok := authorize(w, r, logger, cfg, authn, refusals, tokenHash, call.sourceID())
 		if !ok {
 			return
 		}

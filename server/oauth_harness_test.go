@@ -23,19 +23,24 @@ import (
 // automatic redirects), a hand-written client for the JSON endpoints, and
 // helpers that run the whole flow. Only net/http: no OAuth library.
 
-// testClock is an adjustable clock for Config.Now. Sessions and sign-in
-// links use the database clock and are not affected.
-type testClock struct{ offset atomic.Int64 }
+// testClock is the clock of Config.Now in tests: it stands still unless the
+// test advances it, so that no limiter refills and no deadline passes
+// because the machine is slow. Sessions and sign-in links use the
+// database clock and are not affected.
+type testClock struct {
+	base   time.Time
+	offset atomic.Int64
+}
 
-func (c *testClock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func newTestClock() *testClock               { return &testClock{base: time.Now()} }
+func (c *testClock) now() time.Time          { return c.base.Add(time.Duration(c.offset.Load())) }
 func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// newOAuthEnv is a testEnv with an adjustable clock.
+// newOAuthEnv is a testEnv and its clock.
 func newOAuthEnv(t *testing.T) (*testEnv, *testClock) {
 	t.Helper()
-	clock := &testClock{}
-	e := newTestEnv(t, func(c *Config) { c.Now = clock.now })
-	return e, clock
+	e := newTestEnv(t)
+	return e, e.clock
 }
 
 // browser is a user agent with its own cookies that does not follow redirects.

@@ -8,32 +8,57 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"heyaira/oauth"
 	"heyaira/store"
 )
 
-// Dynamic client registration limits (OA-17): per remote address, and for
-// the whole server so that row growth stays bounded whatever the addresses.
+// Dynamic client registration limits (OA-17), each a bucket: per network
+// (an IPv4 address or an IPv6 /64), per wide network (an IPv4 /24 or an
+// IPv6 /48), and for the whole server, so that row growth stays bounded
+// whatever the addresses. The server-wide bucket is large because a
+// registration is cheap (a row that is purged after a day unless a person
+// authorizes it) and its only harm when spent is to everyone: one wide
+// network can take at most registerWideBurst of it and then 10 a minute,
+// so it takes 25 of them to spend the burst and 12 to keep it spent. At
+// its rate it admits at most 172,800 rows a day.
 const (
 	registerPerIPRate   = 10.0 / 60 // per second
 	registerPerIPBurst  = 20
-	registerGlobalRate  = 1.0 // per second
-	registerGlobalBurst = 100
+	registerWideRate    = 10.0 / 60
+	registerWideBurst   = 40
+	registerGlobalRate  = 2.0
+	registerGlobalBurst = 1000
 	maxClientName       = 200 // bytes, as schema.sql's CHECK
 )
 
-// registrationLimiter bounds DCR per remote address and server-wide.
+// registrationLimiter bounds DCR per network, per wide network and
+// server-wide.
 type registrationLimiter struct {
-	perIP, global *rateLimiter
+	perIP, wide, global *rateLimiter
 }
 
 func newRegistrationLimiter() *registrationLimiter {
 	return &registrationLimiter{
 		perIP:  newRateLimiter(registerPerIPRate, registerPerIPBurst),
+		wide:   newRateLimiter(registerWideRate, registerWideBurst),
 		global: newRateLimiter(registerGlobalRate, registerGlobalBurst),
 	}
+}
+
+// allow takes one registration from each bucket in turn, stopping at the
+// first that is spent (so a refused network spends nothing wider).
+func (l *registrationLimiter) allow(r *http.Request, now time.Time) (time.Duration, bool) {
+	wait, ok := l.perIP.allow(clientNetwork(r), now)
+	if ok {
+		wait, ok = l.wide.allow(wideNetwork(r), now)
+	}
+	if ok {
+		wait, ok = l.global.allow("all", now)
+	}
+	return wait, ok
 }
 
 // handleRegister serves RFC 7591 dynamic client registration for public
@@ -77,12 +102,7 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		}
 		// The limit is charged for registrations that would create a row:
 		// row growth is what it bounds, and refusals cost no storage.
-		now := cfg.Now()
-		wait, ok := limit.perIP.allow(remoteIP(r), now)
-		if ok {
-			wait, ok = limit.global.allow("all", now)
-		}
-		if !ok {
+		if wait, ok := limit.allow(r, cfg.Now()); !ok {
 			addLog(r.Context(), slog.String("code", "rate_limited"))
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"heyaira/oauth"
 	"heyaira/store"
@@ -32,21 +30,26 @@ type tokenResponse struct {
 // Check order: form → client (public: client_id in the body, or HTTP Basic
 // with an empty password) → grant type → request syntax → the store's
 // single-use transaction, in which the code's bindings and PKCE are checked.
-func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateLimiter) http.Handler {
+func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refusalGate) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fw := &failureWriter{statusWriter: statusWriter{ResponseWriter: w}, key: failureKey(remoteIP(r), "")}
-		defer fw.charge(failures, cfg.Now)
-		w = fw
+		pass, err := refusals.enter(r.Context(), clientNetwork(r))
+		if err != nil {
+			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
+			return
+		}
+		defer pass.leave()
+		tr := &tokenRefusal{pass: pass}
 		form, err := readForm(w, r)
 		if err != nil {
-			if !fw.throttled(r, failures, cfg.Now) {
+			if !tr.throttled(w, r, http.StatusBadRequest) {
 				writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
 			}
 			return
 		}
+		tr.credential = presentedGrant(form)
 		client, oerr, status := tokenClient(r, st, form)
 		if oerr != nil {
-			if fw.throttled(r, failures, cfg.Now) {
+			if tr.throttled(w, r, status) {
 				return
 			}
 			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
@@ -60,10 +63,6 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateL
 			return
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))
-		fw.key = failureKey(remoteIP(r), client.ID)
-		if fw.throttled(r, failures, cfg.Now) {
-			return
-		}
 		var iss store.Issued
 		var access, refresh string
 		switch form.Get("grant_type") {
@@ -77,7 +76,7 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateL
 			err = oauth.NewError(oauth.ErrCodeUnsupportedGrantType, "supported: authorization_code, refresh_token")
 		}
 		if err != nil {
-			writeTokenError(w, r, logger, err)
+			writeTokenError(w, r, logger, tr, err)
 			return
 		}
 		addLog(r.Context(), slog.String("project", iss.ProjectID), slog.String("code", "ok"))
@@ -90,58 +89,49 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, failures *rateL
 	}))
 }
 
-// Refused token requests are limited per client address and client (LD-04,
-// TP-01): a client that keeps presenting bad codes or refresh tokens gets
-// 429 before any grant work, once it has spent the burst. Requests whose
-// client is not known (a malformed form, a made-up client_id) share one
-// bucket per address, so they cannot empty a registered client's bucket
-// even from the same address (a proxy, a NAT, a hosted runtime's egress).
-// Successful requests cost nothing, so honest clients never meet the
-// limit. Guessing a 256-bit secret is hopeless anyway; the limit bounds
-// the load a stream of garbage can put on the database, which is one
-// primary-key lookup of the client per request once throttled.
-const (
-	tokenFailureRate  = 1.0 // refusals per second, per bucket, after the burst
-	tokenFailureBurst = 60
-)
-
-func newTokenFailureLimiter() *rateLimiter {
-	return newRateLimiter(tokenFailureRate, tokenFailureBurst)
+// tokenRefusal charges a refused token request through the gate
+// (refusals.go): a made-up code or refresh token, or a request that names
+// none, to the caller's network; a code or refresh token the server issued
+// (used, rotated, expired, revoked) to that secret alone. A spent bucket
+// turns the refusal into 429 temporarily_unavailable with Retry-After, an
+// RFC 6749 code that OAuth libraries know. A valid grant is checked and
+// served whatever the buckets hold. Guessing a 256-bit secret is hopeless
+// anyway: the limit bounds the load a stream of garbage puts on the
+// database.
+type tokenRefusal struct {
+	pass       *passage
+	credential []byte // SHA-256 of the well-formed code or refresh token presented, or nil
 }
 
-// failureKey names a failure bucket: the client address, and the client
-// once it is known ("" before). The client id is hashed so that a made-up
-// one of any length costs a fixed-size key.
-func failureKey(addr, clientID string) string {
-	if clientID == "" {
-		return addr
+// presentedGrant is the hash of the grant's secret, when it is well formed.
+func presentedGrant(form oauth.Form) []byte {
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		if c := form.Get("code"); oauth.WellFormedSecret(c, oauth.PrefixCode) {
+			return oauth.Hash(c)
+		}
+	case "refresh_token":
+		if t := form.Get("refresh_token"); oauth.WellFormedSecret(t, oauth.PrefixRefresh) {
+			return oauth.Hash(t)
+		}
 	}
-	h := sha256.Sum256([]byte(clientID))
-	return addr + " " + base64.RawURLEncoding.EncodeToString(h[:16])
+	return nil
 }
 
-// failureWriter charges its bucket when the response is a 400 or 401.
-type failureWriter struct {
-	statusWriter
-	key string
-}
-
-// throttled answers 429 and reports true when the bucket is empty.
-func (fw *failureWriter) throttled(r *http.Request, failures *rateLimiter, now func() time.Time) bool {
-	wait, ok := failures.peek(fw.key, now())
-	if ok {
+// throttled charges a refusal with status (400 and 401 only) and, when its
+// bucket is spent, answers 429 and reports true.
+func (tr *tokenRefusal) throttled(w http.ResponseWriter, r *http.Request, status int) bool {
+	if status != http.StatusBadRequest && status != http.StatusUnauthorized {
+		return false
+	}
+	throttle, wait := tr.pass.refused(r.Context(), tr.credential, false)
+	if !throttle {
 		return false
 	}
 	addLog(r.Context(), slog.String("code", "rate_limited"))
-	fw.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-	writeOAuthError(fw, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
+	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+	writeOAuthError(w, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
 	return true
-}
-
-func (fw *failureWriter) charge(failures *rateLimiter, now func() time.Time) {
-	if fw.status == http.StatusBadRequest || fw.status == http.StatusUnauthorized {
-		failures.allow(fw.key, now())
-	}
 }
 
 // tokenClient authenticates a public client: it names itself by client_id
@@ -265,7 +255,7 @@ func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, f
 // writeTokenError maps a refusal to an RFC 6749 §5.2 error body. The
 // store's reason goes on the access-log line (it names no secret), never
 // into the answer.
-func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, tr *tokenRefusal, err error) {
 	var oe *oauth.Error
 	var refusal *store.RefusedError
 	code, desc, status := oauth.ErrCodeServerError, "internal error", http.StatusInternalServerError
@@ -278,6 +268,9 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 		code, desc, status = oauth.ErrCodeInvalidGrant, "the code or refresh token is invalid, expired, revoked or already used", http.StatusBadRequest
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrConflict):
 		code, desc, status = oauth.ErrCodeTemporarilyUnavailable, "retry later", http.StatusServiceUnavailable
+	}
+	if tr.throttled(w, r, status) {
+		return
 	}
 	reason := ""
 	if errors.As(err, &refusal) {

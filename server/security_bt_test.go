@@ -66,7 +66,7 @@ func TestBT07TokenThrottleUsesAnOAuthErrorCode(t *testing.T) {
 	e := newTestEnv(t)
 	c := e.register("http://127.0.0.1/cb")
 	var last reply
-	for range tokenFailureBurst + 1 {
+	for range refusalBurst + 1 {
 		last = e.form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id},
 			"refresh_token": {oauth.NewSecret(oauth.PrefixRefresh)}})
 	}
@@ -85,7 +85,7 @@ func TestBT08BearerFailuresThrottledPerAddress(t *testing.T) {
 	e := newTestEnv(t)
 	tn := e.newTenant("o", "r")
 	good := e.token(tn, "memory:read")
-	for range bearerFailureBurst {
+	for range refusalBurst {
 		if s := e.mcpStatus("hya_" + strings.Repeat("x", 52)); s != http.StatusUnauthorized {
 			t.Fatalf("a guessed token: %d, want 401", s)
 		}

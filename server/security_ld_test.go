@@ -144,7 +144,7 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	}
 	soak.Gate(t, p99(p2Lat) <= 2*p99(base)+10*time.Millisecond, "P2 p99 %v under P1's flood, alone %v", p99(p2Lat), p99(base))
 	// At most the burst, plus what the bucket refilled while the stream ran.
-	if badCodes["temporarily_unavailable"] == 0 || badCodes["invalid_grant"] > tokenFailureBurst+int(badTook.Seconds()*tokenFailureRate)+5 {
+	if badCodes["temporarily_unavailable"] == 0 || badCodes["invalid_grant"] > refusalBurst+int(badTook.Seconds()*refusalRate)+5 {
 		t.Errorf("the token endpoint was not throttled: %v", badCodes)
 	}
 	if waits > 0 {

@@ -352,7 +352,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = handleMCP(logger, tools, &cfg, authn, newBearerFailureLimiter())
+	var h http.Handler = handleMCP(logger, tools, &cfg, authn, newRefusalGate(nothingIssued, cfg.Now))
 	h = withRequestID(withRecover(logger, withAccessLog(logger, cfg.Metrics, withSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -50,7 +50,7 @@ func TestTP01MadeUpClientsCannotLockOutARealClient(t *testing.T) {
 	c := e.register("http://127.0.0.1/cb")
 	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
 	codes := map[string]int{}
-	for i := range tokenFailureBurst + 20 {
+	for i := range refusalBurst + 20 {
 		_, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {"made-up-" + strconv.Itoa(i)},
 			"refresh_token": {oauth.NewSecret(oauth.PrefixRefresh)}}, "")
 		codes[code]++
@@ -78,7 +78,7 @@ func TestTP02TrustedProxyClientAddress(t *testing.T) {
 	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
 	bad := url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}}
 	last := 0
-	for i := range tokenFailureBurst + 10 {
+	for i := range refusalBurst + 10 {
 		bad.Set("refresh_token", oauth.NewSecret(oauth.PrefixRefresh))
 		last, _ = postTokenForm(t, e, bad, "10.9.9."+strconv.Itoa(i%250)+", 203.0.113.7")
 	}
@@ -97,7 +97,7 @@ func TestTP02TrustedProxyClientAddress(t *testing.T) {
 	plain, _ := newOAuthEnv(t)
 	pc := plain.register("http://127.0.0.1/cb")
 	bad.Set("client_id", pc.id)
-	for i := range tokenFailureBurst + 10 {
+	for i := range refusalBurst + 10 {
 		bad.Set("refresh_token", oauth.NewSecret(oauth.PrefixRefresh))
 		last, _ = postTokenForm(t, plain, bad, "203.0.113."+strconv.Itoa(i%250))
 	}
