@@ -320,3 +320,13 @@ ALTER TABLE oauth_requests ADD COLUMN IF NOT EXISTS redirect_uri_sent boolean NO
 ALTER TABLE oauth_codes ADD COLUMN IF NOT EXISTS redirect_uri_sent boolean NOT NULL DEFAULT true;
 
 INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING;
+
+-- Legacy tokens may expire (issue-legacy-token --expires-in). NULL: no
+-- expiry, as every token issued before this column. authenticateSQL refuses
+-- a token at or after its expires_at.
+ALTER TABLE legacy_tokens ADD COLUMN IF NOT EXISTS expires_at timestamptz NULL
+	CHECK (expires_at > created_at);
+
+-- Besides the deletions listed at the top, heyaira-admin prune-audit
+-- (store/audit_retention.go) deletes audit_events rows older than a cutoff,
+-- only after exporting them, and records it in an audit.prune row.

@@ -18,10 +18,13 @@ func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
 	f := e.flags()
 	project := f.String("project-id", "", "the project `id`")
 	name := f.String("name", "", "a `name` that says who holds the token (1 to 200 characters)")
+	expiresIn := f.String("expires-in", "", "optional: the token stops working this `long` after it is issued, "+
+		"in days (90d) or as a Go duration (36h, 90m); at least 1m, at most 3660d; without it, never")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if err := f.check(needUUID("project-id", *project), needName("name", *name)); err != nil {
+	lifetime, lifetimeErr := parseLifetime(*expiresIn, f.isSet("expires-in"))
+	if err := f.check(needUUID("project-id", *project), needName("name", *name), lifetimeErr); err != nil {
 		return err
 	}
 	token, hash := newSecret(legacyTokenPrefix)
@@ -31,7 +34,7 @@ func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
 	}
 	// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
 	t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
-		TokenHash: hash, Scopes: store.LegacyScopes})
+		TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
@@ -41,8 +44,8 @@ func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
 	}{t, token}
 	return f.output(out, func(w io.Writer) {
 		fmt.Fprintln(w, token)
-		fmt.Fprintf(e.stderr, "heyaira-admin: legacy token %s for project %s (scopes %s); it is shown only once\n",
-			t.ID, t.ProjectID, strings.Join(t.Scopes, " "))
+		fmt.Fprintf(e.stderr, "heyaira-admin: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
+			t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
 	})
 }
 
@@ -72,10 +75,10 @@ func runListGrants(ctx context.Context, e *env, args []string) error {
 				strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt), len(g.ActiveTokens))
 		}
 		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tREVOKED")
+		fmt.Fprintln(tw, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED")
 		for _, t := range legacy {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
-				stamp(&t.CreatedAt), stamp(t.RevokedAt))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
+				stamp(&t.CreatedAt), expiry(t.ExpiresAt), stamp(t.RevokedAt))
 		}
 		tw.Flush()
 	})
@@ -129,6 +132,14 @@ func runRevokeToken(ctx context.Context, e *env, args []string) error {
 	return f.output(r, func(w io.Writer) {
 		fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
 	})
+}
+
+// expiry formats a legacy token's optional expiry for text output.
+func expiry(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return stamp(t)
 }
 
 // stamp formats an optional time for text output.

@@ -11,7 +11,8 @@ import (
 // This file holds the offboarding commands: remove-member,
 // disable-principal, enable-principal and revoke-sessions. Each is one store
 // transaction with its audit row; docs/admin.md "Offboarding a person" says
-// how they combine.
+// how they combine. remove-member and disable-principal also name the live
+// legacy tokens they leave (legacy_notice.go).
 
 func runRemoveMember(ctx context.Context, e *env, args []string) error {
 	f := e.flags()
@@ -31,16 +32,40 @@ func runRemoveMember(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	return f.output(r, func(w io.Writer) {
+	out := struct {
+		store.MemberRemoval
+		offboardingReport
+	}{r, newOffboardingReport(r.LiveLegacyTokens)}
+	if r.MembersLeft == 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("project %s has no members left: only its %d live legacy token(s) "+
+			"can reach it now, and nobody can approve a new client for it", r.ProjectID, len(r.LiveLegacyTokens)))
+	}
+	out.warn(e)
+	return f.output(out, func(w io.Writer) {
 		fmt.Fprintf(w, "principal %s is no longer a member of project %s; revoked %d grant(s), %d token(s) and %d unused sign-in link(s)\n",
 			r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked, r.LinksRevoked)
+		out.text(w)
 	})
 }
 
 func runDisablePrincipal(ctx context.Context, e *env, args []string) error {
-	return principalChange(ctx, e, args, (*store.DB).DisablePrincipal, func(w io.Writer, c store.PrincipalChange) {
+	f, principal, db, err := e.byID(ctx, args, "principal-id", "the principal `id`")
+	if err != nil {
+		return err
+	}
+	c, err := db.DisablePrincipal(ctx, principal)
+	if err != nil {
+		return failed(e.cmd.Name, err)
+	}
+	out := struct {
+		store.PrincipalChange
+		offboardingReport
+	}{c, newOffboardingReport(c.LiveLegacyTokens)}
+	out.warn(e)
+	return f.output(out, func(w io.Writer) {
 		fmt.Fprintf(w, "disabled principal %s; revoked %d grant(s), %d token(s), %d session(s), %d sign-in link(s)\n",
 			c.PrincipalID, c.GrantsRevoked, c.TokensRevoked, c.SessionsRevoked, c.LinksRevoked)
+		out.text(w)
 	})
 }
 
@@ -56,7 +81,8 @@ func runRevokeSessions(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// principalChange is a command whose only flag is --principal-id.
+// principalChange is a command whose only flag is --principal-id and whose
+// output is the PrincipalChange alone.
 func principalChange(ctx context.Context, e *env, args []string,
 	change func(*store.DB, context.Context, string) (store.PrincipalChange, error),
 	text func(io.Writer, store.PrincipalChange)) error {

@@ -58,7 +58,7 @@ func TestCredentialCommands(t *testing.T) {
 	m["token"] = "<token>"
 	wantLegacy := map[string]any{"id": "<legacy>", "project_id": "<project>", "name": "ci runner",
 		"scopes":     []any{"memory:read", "memory:write", "tasks:read", "tasks:write"},
-		"created_at": "<time>", "revoked_at": nil}
+		"created_at": "<time>", "expires_at": nil, "revoked_at": nil}
 	want := map[string]any{"token": "<token>"}
 	for k, v := range wantLegacy {
 		want[k] = v

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -98,13 +100,19 @@ func (f *flags) printHelp(w io.Writer) {
 
 // output prints v as JSON with --json, else calls text.
 func (f *flags) output(v any, text func(w io.Writer)) error {
+	return f.outputTo(f.e.stdout, v, text)
+}
+
+// outputTo is output on w, for a command whose stdout carries data of its
+// own (prune-audit --export -).
+func (f *flags) outputTo(w io.Writer, v any, text func(w io.Writer)) error {
 	if *f.json {
-		enc := json.NewEncoder(f.e.stdout)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false) // URLs stay readable; the output is not HTML
 		return enc.Encode(v)
 	}
-	text(f.e.stdout)
+	text(w)
 	return nil
 }
 
@@ -112,6 +120,7 @@ func (f *flags) output(v any, text func(w io.Writer)) error {
 
 var (
 	profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	daysRE    = regexp.MustCompile(`^([0-9]{1,4})d$`)
 )
 
 // maxNameChars matches the schema's CHECK on names.
@@ -143,6 +152,29 @@ func needName(name, v string) error {
 		return fmt.Errorf("--%s must not start or end with a space", name)
 	}
 	return nil
+}
+
+// parseLifetime reads --expires-in: whole days ("90d") or a Go duration
+// ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime. given
+// says whether the flag was on the command line; without it there is no
+// expiry (0).
+func parseLifetime(v string, given bool) (time.Duration, error) {
+	if !given {
+		return 0, nil
+	}
+	var d time.Duration
+	var err error
+	if m := daysRE.FindStringSubmatch(v); m != nil {
+		n, _ := strconv.Atoi(m[1]) // at most 4 digits: cannot fail or overflow
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		d, err = time.ParseDuration(v)
+	}
+	if err != nil || d < time.Minute || d > store.MaxLegacyTokenLifetime {
+		return 0, fmt.Errorf("--expires-in must be days such as 90d or a duration such as 36h, from 1m to %dd",
+			store.MaxLegacyTokenLifetime/(24*time.Hour))
+	}
+	return d, nil
 }
 
 func needOwner(v string) error {

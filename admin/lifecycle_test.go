@@ -69,7 +69,10 @@ func TestLC01RemoveMember(t *testing.T) {
 
 	got := h.changeJSON("remove-member", "--project-id", f.project, "--principal-id", f.principal)
 	want := map[string]any{"project_id": "<project>", "principal_id": "<principal>", "account_id": "<account>",
-		"removed_at": "<time>", "grants_revoked": num("1"), "tokens_revoked": num("3"), "signin_links_revoked": num("1")}
+		"removed_at": "<time>", "grants_revoked": num("1"), "tokens_revoked": num("3"), "signin_links_revoked": num("1"),
+		"members_left": num("0"), "live_legacy_tokens": []any{},
+		"warnings": []any{"project " + f.project + " has no members left: only its 0 live legacy token(s) can reach it now, " +
+			"and nobody can approve a new client for it"}}
 	if diff := cmp.Diff(want, normalize(got, names)); diff != "" {
 		t.Errorf("remove-member --json (-want +got):\n%s", diff)
 	}
@@ -119,7 +122,7 @@ func TestLC02DisableAndEnablePrincipal(t *testing.T) {
 	got := h.changeJSON("disable-principal", "--principal-id", f.principal)
 	want := map[string]any{"principal_id": "<principal>", "account_id": "<account>", "disabled_at": "<time>",
 		"grants_revoked": num("2"), "tokens_revoked": num("6"), "sessions_revoked": num("1"),
-		"signin_links_revoked": num("1")}
+		"signin_links_revoked": num("1"), "live_legacy_tokens": []any{}, "warnings": []any{}}
 	if diff := cmp.Diff(want, normalize(got, names)); diff != "" {
 		t.Errorf("disable-principal --json (-want +got):\n%s", diff)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // offboardingSteps returns the heyaira-admin command lines of the sh blocks
@@ -41,8 +42,9 @@ func offboardingSteps(t *testing.T) [][]string {
 
 // TestDocsOffboarding runs the offboarding steps of docs/admin.md, as
 // written, against a real database where the person has a grant with
-// tokens in two projects, a browser session and an unredeemed sign-in link,
-// and checks each claim the section makes about the outputs.
+// tokens in two projects, a browser session, an unredeemed sign-in link and
+// a legacy token of one project, and checks each claim the section makes
+// about the outputs.
 func TestDocsOffboarding(t *testing.T) {
 	t.Parallel()
 	steps := offboardingSteps(t)
@@ -50,7 +52,7 @@ func TestDocsOffboarding(t *testing.T) {
 	for _, s := range steps {
 		names = append(names, s[0])
 	}
-	if got := strings.Join(names, " "); got != "list-principals disable-principal remove-member audit list-grants" {
+	if got := strings.Join(names, " "); got != "list-principals disable-principal remove-member revoke-token audit list-grants" {
 		t.Fatalf("offboarding steps = %q", got)
 	}
 	h := newHarness(t)
@@ -64,14 +66,16 @@ func TestDocsOffboarding(t *testing.T) {
 	}
 	h.session(f.principal)
 	h.pendingLink(f.principal)
+	legacy, legacySecret := h.legacyToken(other, "shared bot")
 
-	// run runs one documented step with its placeholders filled in.
-	run := func(step []string, project string) any {
+	// run runs one documented step with its placeholders filled in; arg
+	// is the project or the legacy token the step is for.
+	run := func(step []string, arg string) any {
 		t.Helper()
 		args := make([]string, len(step))
 		for i, a := range step {
 			args[i] = strings.NewReplacer("<account-id>", f.account, "<principal-id>", f.principal,
-				"<project-id>", project).Replace(a)
+				"<project-id>", arg, "<legacy-token-id>", arg).Replace(a)
 		}
 		if args[len(args)-1] == "--json" {
 			args = args[:len(args)-1]
@@ -86,13 +90,25 @@ func TestDocsOffboarding(t *testing.T) {
 	if len(ids) != 2 || ids[0] != f.project || ids[1] != other {
 		t.Fatalf("project_ids = %v, want both projects", entry["project_ids"])
 	}
-	// Steps 2 and 3.
-	run(steps[1], "")
+	// Steps 2 and 3 name the live legacy token, which step 4 revokes.
+	live := run(steps[1], "").(map[string]any)["live_legacy_tokens"].([]any)
 	for _, p := range ids {
 		run(steps[2], p.(string))
 	}
-	// Step 4: the proof.
-	events := run(steps[3], "").(map[string]any)["events"].([]any)
+	if len(live) != 1 || live[0].(map[string]any)["id"] != legacy {
+		t.Fatalf("disable-principal live_legacy_tokens = %v, want the one legacy token", live)
+	}
+	if !h.legacyWorks(legacySecret, time.Now()) {
+		t.Fatal("the legacy token stopped working before step 4")
+	}
+	for _, l := range live {
+		run(steps[3], l.(map[string]any)["id"].(string))
+	}
+	if h.legacyWorks(legacySecret, time.Now()) {
+		t.Error("the legacy token still works after step 4")
+	}
+	// Step 5: the proof.
+	events := run(steps[4], "").(map[string]any)["events"].([]any)
 	disables, removes := 0, map[string]int{}
 	for _, e := range events {
 		e := e.(map[string]any)
@@ -112,7 +128,13 @@ func TestDocsOffboarding(t *testing.T) {
 		t.Errorf("audit: %d principal.disable rows, project_member.remove per project %v; want 1 and 1 each", disables, removes)
 	}
 	for _, p := range projects {
-		list := run(steps[4], p).(map[string]any)["grants"].([]any)
+		listed := run(steps[5], p).(map[string]any)
+		for _, l := range listed["legacy_tokens"].([]any) {
+			if l.(map[string]any)["revoked_at"] == nil {
+				t.Errorf("project %s: legacy token still live: %v", p, l)
+			}
+		}
+		list := listed["grants"].([]any)
 		mine := 0
 		for _, g := range list {
 			g := g.(map[string]any)

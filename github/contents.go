@@ -24,6 +24,12 @@ type Binding struct {
 	// renamed repository and a newcomer taking its old name cannot be
 	// confused.
 	RepositoryID int64
+	// Tenant names whom the request is made for (the server passes the
+	// project). It is never sent: GitHub's secondary rate limits answered
+	// to this tenant's requests hold this tenant, not the whole
+	// installation (ratelimits.go). "" means nobody in particular: every
+	// rate limit then holds the installation.
+	Tenant string
 }
 
 // File is a verified document.
@@ -84,20 +90,20 @@ func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string)
 }
 
 // call runs one authenticated GET with the 401-retry rule and hands a 200
-// response to onOK. Rate limits are remembered per installation; while one
-// holds, no request is sent.
+// response to onOK. Rate limits are remembered per installation, and a
+// secondary one per tenant (ratelimits.go); while one holds, no request is
+// sent.
 func (c *Client) call(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
+	if err := c.rateLimits.check(b, c.now()); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	err := c.callOnce(ctx, b, route, u, accept, onOK)
-	c.rateLimits.note(b.InstallationID, err, c.now())
-	return err
+	return c.rateLimits.note(b, err, c.now())
 }
 
 func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
-	if err := c.rateLimits.check(b.InstallationID, c.now()); err != nil {
-		return err
-	}
 	for attempt := 0; ; attempt++ {
 		tok, fresh, err := c.token(ctx, b)
 		if err != nil {
@@ -135,7 +141,7 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 
 func (c *Client) handle(resp *http.Response, onOK func(*http.Response) error) error {
 	if resp.StatusCode != http.StatusOK {
-		return checkStatus(resp, c.now())
+		return checkAnswer(resp, c.now())
 	}
 	return onOK(resp)
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -81,6 +80,20 @@ func checkStatus(resp *http.Response, now time.Time) error {
 	}
 }
 
+// checkAnswer is checkStatus for the answer to a contents or ref request. A
+// rate limit that is not the primary one (x-ratelimit-remaining is not 0) is
+// a secondary limit: it is marked, so that its back-off can be charged to
+// the tenant the request was made for (ratelimits.go). A mint's answer goes
+// through checkStatus alone and so always holds the installation.
+func checkAnswer(resp *http.Response, now time.Time) error {
+	err := checkStatus(resp, now)
+	var rl *RateLimitError
+	if errors.As(err, &rl) && resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		return &secondaryLimit{rl}
+	}
+	return err
+}
+
 // isRateLimit tells a rate-limited 403 from a permission 403, as go-github's
 // CheckResponse does: the primary limit sets x-ratelimit-remaining to 0; a
 // secondary limit sends Retry-After, or says so in the message or the
@@ -119,43 +132,4 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return min(max(d, minRetryAfter), maxRetryAfter)
-}
-
-// rateLimits remembers, per installation, until when GitHub asked us to
-// wait, so that parallel and later calls stop too instead of hammering a
-// limited installation (GitHub may ban integrations that keep calling).
-type rateLimits struct {
-	mu    sync.Mutex
-	until map[int64]time.Time
-}
-
-func (r *rateLimits) init() { r.until = make(map[int64]time.Time) }
-
-// check returns a *RateLimitError while installation is blocked.
-func (r *rateLimits) check(installation int64, now time.Time) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	until, ok := r.until[installation]
-	if !ok {
-		return nil
-	}
-	if !now.Before(until) {
-		delete(r.until, installation)
-		return nil
-	}
-	return &RateLimitError{RetryAfter: max(until.Sub(now), minRetryAfter)}
-}
-
-// note blocks installation if err is a rate limit.
-func (r *rateLimits) note(installation int64, err error, now time.Time) {
-	var rl *RateLimitError
-	if !errors.As(err, &rl) {
-		return
-	}
-	until := now.Add(rl.RetryAfter)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if until.After(r.until[installation]) {
-		r.until[installation] = until
-	}
 }

@@ -14,13 +14,15 @@ import (
 // principal's slot, then its project's, then one of the server's: narrowest
 // first, so a request waiting on its own share holds nothing anyone else
 // needs. It waits at most GitHubWait for all three; then it is rate_limited.
-// Before any slot, it is counted against the project's hourly budget
-// (githubbudget.go).
+// Before any slot, it is counted against the project's pace per minute
+// (githubpace.go), then its hourly budget (githubbudget.go); a request
+// refused by the pace is not counted against the hour.
 type flightCap struct {
 	all          chan struct{}
 	wait         time.Duration
 	perProject   int
 	perPrincipal int
+	pace         *githubPace
 	budget       *githubBudget
 	now          func() time.Time
 
@@ -36,10 +38,11 @@ type share struct {
 }
 
 func newFlightCap(cfg *Config) *flightCap {
+	budget := newGitHubBudget(cfg.GitHubHourlyBudget, cfg.Replicas)
 	return &flightCap{
 		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
 		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,
-		budget: newGitHubBudget(cfg.GitHubHourlyBudget, cfg.Replicas), now: cfg.Now, shares: map[string]*share{},
+		pace: newGitHubPace(budget), budget: budget, now: cfg.Now, shares: map[string]*share{},
 	}
 }
 
@@ -47,10 +50,14 @@ var errInFlight = &fieldsError{err: &codedError{"rate_limited", "too many GitHub
 	fields: map[string]any{"retry_after_seconds": 1}}
 
 // acquire counts one GitHub request of caller p against its project's
-// budget and takes its slots. The returned release must be called
+// pace and budget and takes its slots. The returned release must be called
 // once the request is done.
 func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), err error) {
-	if err := f.budget.spend(p.auth.ProjectID, p.auth.GitHubRequestsHourly, f.now()); err != nil {
+	now := f.now()
+	if err := f.pace.take(p.auth.ProjectID, p.auth.GitHubRequestsHourly, now); err != nil {
+		return nil, err
+	}
+	if err := f.budget.spend(p.auth.ProjectID, p.auth.GitHubRequestsHourly, now); err != nil {
 		return nil, err
 	}
 	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"math"
-	"sync"
-	"time"
-)
+import "time"
 
 // githubBudget is each project's GitHub request budget per clock hour (UTC):
 // by default Config.GitHubHourlyBudget (1000), or what an administrator set
@@ -29,33 +25,26 @@ import (
 type githubBudget struct {
 	def      int
 	replicas int
-	mu       sync.Mutex
-	hour     time.Time
-	used     map[string]int // by project, in hour
+	hour     *clockWindow // by project
 }
 
 func newGitHubBudget(def, replicas int) *githubBudget {
-	return &githubBudget{def: def, replicas: max(replicas, 1), used: map[string]int{}}
+	return &githubBudget{def: def, replicas: max(replicas, 1), hour: newClockWindow(time.Hour)}
+}
+
+// hourly is a project's budget for the whole deployment, given its
+// administrator's limit (0 means the default).
+func (b *githubBudget) hourly(limit int) int {
+	if limit <= 0 {
+		return b.def
+	}
+	return limit
 }
 
 // spend counts one request of project against limit (0 means the default).
 func (b *githubBudget) spend(project string, limit int, now time.Time) error {
-	if limit <= 0 {
-		limit = b.def
+	if wait, ok := b.hour.take(project, perReplica(b.hourly(limit), b.replicas), now); !ok {
+		return retryAfter("the project's hourly GitHub request budget is spent; retry after the hour", wait)
 	}
-	limit = (limit + b.replicas - 1) / b.replicas
-	hour := now.UTC().Truncate(time.Hour)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !hour.Equal(b.hour) {
-		b.hour = hour
-		clear(b.used) // also bounds the map by the projects active this hour
-	}
-	if b.used[project] >= limit {
-		wait := hour.Add(time.Hour).Sub(now)
-		return &fieldsError{err: &codedError{"rate_limited", "the project's hourly GitHub request budget is spent; retry after the hour"},
-			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
-	}
-	b.used[project]++
 	return nil
 }

@@ -219,9 +219,10 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	f, err := d.gh.GetFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
+		Tenant: p.auth.ProjectID, // GitHub's secondary limits then hold this project (github/ratelimits.go)
 	}, src.Path, *src.CommitSHA)
 	if err != nil {
-		return nil, err
+		return nil, githubFailure(err)
 	}
 	return d.cut(p, src, cur, startArg, maxArg, f.Content, f.SHA256)
 }

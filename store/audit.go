@@ -64,9 +64,12 @@ func (db *DB) Audit(ctx context.Context, e AuditEvent) error {
 	return wrap("audit", err)
 }
 
+// auditEventColumns are the columns scanAuditEvent reads.
+const auditEventColumns = `id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
+	       target, outcome, details`
+
 const listAuditSQL = `
-	SELECT id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
-	       target, outcome, details
+	SELECT ` + auditEventColumns + `
 	FROM audit_events
 	WHERE project_id = $1 AND at >= $2
 	ORDER BY id
@@ -80,18 +83,19 @@ func (db *DB) ListAudit(ctx context.Context, projectID string, since time.Time, 
 	if err != nil {
 		return nil, wrap("list audit", err)
 	}
-	defer rows.Close()
-	var out []AuditEvent
-	for rows.Next() {
-		var e AuditEvent
-		var details []byte
-		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ProjectID, &e.AccountID, &e.Target, &e.Outcome, &details); err != nil {
-			return nil, wrap("list audit", err)
-		}
-		if err := json.Unmarshal(details, &e.Details); err != nil {
-			return nil, wrap("list audit", err)
-		}
-		out = append(out, e)
+	out, err := collect(rows, scanAuditEvent)
+	return out, wrap("list audit", err)
+}
+
+// scanAuditEvent reads one row of auditEventColumns.
+func scanAuditEvent(sc sqlScanner) (AuditEvent, error) {
+	var e AuditEvent
+	var details []byte
+	if err := sc.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ProjectID, &e.AccountID, &e.Target, &e.Outcome, &details); err != nil {
+		return AuditEvent{}, err
 	}
-	return out, wrap("list audit", rows.Err())
+	if err := json.Unmarshal(details, &e.Details); err != nil {
+		return AuditEvent{}, err
+	}
+	return e, nil
 }

@@ -27,8 +27,8 @@ type Auth struct {
 
 // authenticateSQL finds an active token by hash. For OAuth access tokens the
 // grant must not be revoked, the principal must not be disabled and must
-// still be a member of the grant's project; expiry is checked against the
-// caller's clock. One
+// still be a member of the grant's project; expiry (of legacy tokens too,
+// when they have one) is checked against the caller's clock. One
 // prepared statement, so that authorization costs one round trip.
 const authenticateSQL = `
 	SELECT 'oauth', t.id::text, g.id::text, g.client_id::text, g.principal_id::text, g.project_id::text,
@@ -41,10 +41,10 @@ const authenticateSQL = `
 	WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL
 	  AND g.revoked_at IS NULL AND t.expires_at > $2
 	UNION ALL
-	SELECT 'legacy', l.id::text, '', '', '', l.project_id::text, l.scopes, '', NULL,
+	SELECT 'legacy', l.id::text, '', '', '', l.project_id::text, l.scopes, '', l.expires_at,
 	       COALESCE((SELECT github_requests_hourly FROM project_limits WHERE project_id = l.project_id), 0)
 	FROM legacy_tokens l
-	WHERE l.token_hash = $1 AND l.revoked_at IS NULL
+	WHERE l.token_hash = $1 AND l.revoked_at IS NULL AND (l.expires_at IS NULL OR l.expires_at > $2)
 	LIMIT 1`
 
 // Authenticate returns the holder of the token whose SHA-256 is tokenHash, or

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -24,18 +25,26 @@ type NewLegacyToken struct {
 	Name      string
 	TokenHash []byte   // SHA-256 of the token string, 32 bytes
 	Scopes    []string // a non-empty subset of LegacyScopes
+	// ExpiresIn, when positive, makes the token expire that long after it
+	// is issued (by the database clock), in whole seconds; zero: never.
+	ExpiresIn time.Duration
 }
 
-const legacyTokenColumns = `id, project_id, name, scopes, created_at, revoked_at`
+// MaxLegacyTokenLifetime bounds NewLegacyToken.ExpiresIn.
+const MaxLegacyTokenLifetime = 10 * 366 * 24 * time.Hour
 
+const legacyTokenColumns = `id, project_id, name, scopes, created_at, expires_at, revoked_at`
+
+// insertLegacyTokenSQL: $5 is the lifetime in seconds, or NULL for none.
 const insertLegacyTokenSQL = `
-	INSERT INTO legacy_tokens (project_id, name, token_hash, scopes)
-	VALUES ($1, $2, $3, $4)
+	INSERT INTO legacy_tokens (project_id, name, token_hash, scopes, expires_at)
+	VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 second')
 	RETURNING ` + legacyTokenColumns
 
 // IssueLegacyToken stores the hash of a new legacy token of a project and
 // audits it. An unknown project is a *RefusedError (ErrNotFound); a hash that
-// is not 32 bytes, or a scope outside LegacyScopes, is ErrInvalid.
+// is not 32 bytes, a scope outside LegacyScopes, or an ExpiresIn that is
+// negative, under a second or over MaxLegacyTokenLifetime, is ErrInvalid.
 func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyToken, error) {
 	// Because only a hash may reach the table, anything but 32 bytes is refused:
 	// a caller passing the token itself would otherwise store a secret.
@@ -50,6 +59,13 @@ func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyTo
 			return LegacyToken{}, refused(ErrInvalid, "scope %q is not allowed on a legacy token", s)
 		}
 	}
+	var lifetime sql.NullInt64
+	if in.ExpiresIn != 0 {
+		if in.ExpiresIn < time.Second || in.ExpiresIn > MaxLegacyTokenLifetime {
+			return LegacyToken{}, refused(ErrInvalid, "legacy token lifetime must be between 1s and %s", MaxLegacyTokenLifetime)
+		}
+		lifetime = sql.NullInt64{Int64: int64(in.ExpiresIn / time.Second), Valid: true}
+	}
 	var t LegacyToken
 	err := db.inTx(ctx, "issue legacy token", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, in.ProjectID)
@@ -57,13 +73,16 @@ func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyTo
 			return err
 		}
 		t, err = scanLegacyToken(tx.QueryRowContext(ctx, insertLegacyTokenSQL, in.ProjectID, in.Name,
-			in.TokenHash, pq.Array(in.Scopes)))
+			in.TokenHash, pq.Array(in.Scopes), lifetime))
 		if err != nil {
 			return err
 		}
+		details := map[string]any{"name": t.Name, "scopes": t.Scopes}
+		if t.ExpiresAt != nil {
+			details["expires_at"] = *t.ExpiresAt
+		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.issue",
-			ProjectID: p.ID, AccountID: p.AccountID, Target: t.ID, Outcome: OutcomeOK,
-			Details: map[string]any{"name": t.Name, "scopes": t.Scopes}})
+			ProjectID: p.ID, AccountID: p.AccountID, Target: t.ID, Outcome: OutcomeOK, Details: details})
 	})
 	if err != nil {
 		return LegacyToken{}, err
@@ -129,11 +148,40 @@ func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyT
 	return out, nil
 }
 
+// Live legacy tokens: unrevoked and unexpired, by the database clock. They
+// belong to a project, not to a person, so offboarding a person leaves them
+// working: RemoveMember and DisablePrincipal name them so that an
+// administrator can revoke the ones the person knew.
+const (
+	liveLegacyTokensSQL = `
+		SELECT ` + legacyTokenColumns + ` FROM legacy_tokens
+		WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`
+	// liveProjectLegacyTokensSQL: those of the project $1.
+	liveProjectLegacyTokensSQL = liveLegacyTokensSQL + ` AND project_id = $1
+		ORDER BY created_at, id`
+	// liveMemberLegacyTokensSQL: those of every project the principal $1 is a member of.
+	liveMemberLegacyTokensSQL = liveLegacyTokensSQL + ` AND project_id IN (
+			SELECT project_id FROM project_members WHERE principal_id = $1)
+		ORDER BY project_id, created_at, id`
+)
+
+// liveLegacyTokens runs one of the live legacy token queries.
+func liveLegacyTokens(ctx context.Context, tx *sql.Tx, q, id string) ([]LegacyToken, error) {
+	rows, err := tx.QueryContext(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLegacyToken)
+}
+
 func scanLegacyToken(sc sqlScanner) (LegacyToken, error) {
 	var t LegacyToken
-	var revoked sql.NullTime
-	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &revoked); err != nil {
+	var expires, revoked sql.NullTime
+	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &expires, &revoked); err != nil {
 		return LegacyToken{}, err
+	}
+	if expires.Valid {
+		t.ExpiresAt = &expires.Time
 	}
 	if revoked.Valid {
 		t.RevokedAt = &revoked.Time

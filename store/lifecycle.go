@@ -30,6 +30,13 @@ type MemberRemoval struct {
 	// revoked with the rest; the administrator makes a new one if the person
 	// still belongs to another project.
 	LinksRevoked int64 `json:"signin_links_revoked"`
+	// MembersLeft counts the project's members after the removal: 0 means
+	// only its legacy tokens can still reach it.
+	MembersLeft int64 `json:"members_left"`
+	// LiveLegacyTokens are the project's unrevoked, unexpired legacy
+	// tokens. They belong to the project, not to the person, so the removal
+	// leaves them working. The admin CLI prints them with their own JSON.
+	LiveLegacyTokens []LegacyToken `json:"-"`
 }
 
 // PrincipalChange reports what DisablePrincipal, EnablePrincipal or
@@ -42,6 +49,10 @@ type PrincipalChange struct {
 	TokensRevoked   int64      `json:"tokens_revoked"`
 	SessionsRevoked int64      `json:"sessions_revoked"`
 	LinksRevoked    int64      `json:"signin_links_revoked"`
+	// LiveLegacyTokens, set by DisablePrincipal only, are the live legacy
+	// tokens of the projects the principal is a member of: disabling a
+	// person does not touch them (see MemberRemoval.LiveLegacyTokens).
+	LiveLegacyTokens []LegacyToken `json:"-"`
 }
 
 const deleteMemberSQL = `
@@ -64,7 +75,8 @@ const revokePairTokensSQL = `
 // grant and token of the principal in that project, in one transaction, and
 // audits it. Once committed, no token of the pair authenticates, no refresh
 // or code redeems (both re-check membership), and the consent page no longer
-// offers the project. An unknown project or principal, a principal of
+// offers the project. The project's live legacy tokens and the members left
+// are reported, not changed. An unknown project or principal, a principal of
 // another account, or a principal who is not a member is a *RefusedError.
 func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (MemberRemoval, error) {
 	r := MemberRemoval{ProjectID: projectID, PrincipalID: principalID}
@@ -99,10 +111,18 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 		if r.LinksRevoked, err = execCount(ctx, tx, revokeLinksSQL, principalID); err != nil {
 			return err
 		}
+		if err = tx.QueryRowContext(ctx, `SELECT count(*) FROM project_members WHERE project_id = $1`,
+			projectID).Scan(&r.MembersLeft); err != nil {
+			return err
+		}
+		if r.LiveLegacyTokens, err = liveLegacyTokens(ctx, tx, liveProjectLegacyTokensSQL, projectID); err != nil {
+			return err
+		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: u.ID, Outcome: OutcomeOK,
 			Details: map[string]any{"member_since": since, "grants_revoked": r.GrantsRevoked,
-				"tokens_revoked": r.TokensRevoked, "signin_links_revoked": r.LinksRevoked}})
+				"tokens_revoked": r.TokensRevoked, "signin_links_revoked": r.LinksRevoked,
+				"members_left": r.MembersLeft, "live_legacy_tokens": len(r.LiveLegacyTokens)}})
 	})
 	if err != nil {
 		return MemberRemoval{}, err
@@ -132,7 +152,8 @@ const (
 // their tokens, its browser sessions and its unredeemed sign-in links, and
 // audits it. While disabled, no sign-in link can be made or redeemed, no
 // session is honoured and no authorization is approved. Memberships are
-// kept, so enabling restores sign-in, not access: grants stay revoked. An
+// kept, so enabling restores sign-in, not access: grants stay revoked. The
+// live legacy tokens of its projects are reported, not revoked. An
 // unknown or already disabled principal is a *RefusedError.
 func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (PrincipalChange, error) {
 	var c PrincipalChange
@@ -156,8 +177,13 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 				return err
 			}
 		}
+		if c.LiveLegacyTokens, err = liveLegacyTokens(ctx, tx, liveMemberLegacyTokensSQL, principalID); err != nil {
+			return err
+		}
+		details := c.counts()
+		details["live_legacy_tokens"] = len(c.LiveLegacyTokens)
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.disable",
-			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK, Details: c.counts()})
+			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK, Details: details})
 	})
 	if err != nil {
 		return PrincipalChange{}, err

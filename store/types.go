@@ -81,6 +81,7 @@ type LegacyToken struct {
 	Name      string     `json:"name"`
 	Scopes    []string   `json:"scopes"`
 	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"` // nil: never expires
 	RevokedAt *time.Time `json:"revoked_at"`
 }
 

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"heyaira/github/githubtest"
+)
+
+// sharedInstallation is two projects whose repositories are on one GitHub
+// installation (owner "o"), each with a readable document.
+type sharedInstallation struct {
+	e          *testEnv
+	tokA, tokB string
+	argsA      map[string]any
+	argsB      map[string]any
+}
+
+func newSharedInstallation(t *testing.T, mutate ...func(*Config)) *sharedInstallation {
+	t.Helper()
+	e := newTestEnv(t, mutate...)
+	a, b := e.newTenant("o", "a"), e.newTenant("o", "b")
+	if a.installation != b.installation {
+		t.Fatal("o/a and o/b are on different installations")
+	}
+	e.gh.AddFile("o", "a", commitA, "a.md", []byte("project A's document"))
+	e.gh.AddFile("o", "b", commitA, "b.md", []byte("project B's document"))
+	return &sharedInstallation{e: e,
+		tokA: e.token(a, "documents:read"), tokB: e.token(b, "documents:read"),
+		argsA: map[string]any{"source_id": e.addSource(a, "runtime", "a.md", commitA, "", 65536)},
+		argsB: map[string]any{"source_id": e.addSource(b, "runtime", "b.md", commitA, "", 65536)},
+	}
+}
+
+// read reads one document; it fails the test unless it reached GitHub and
+// succeeded.
+func (s *sharedInstallation) read(t *testing.T, tok string, args map[string]any, what string) {
+	t.Helper()
+	before := s.e.gh.Count(githubtest.RouteContents)
+	if _, isErr, raw := s.e.call(tok, "git_document_get", args); isErr {
+		t.Fatalf("%s: %s", what, raw)
+	}
+	if n := s.e.gh.Count(githubtest.RouteContents) - before; n != 1 {
+		t.Errorf("%s: %d GitHub requests, want 1", what, n)
+	}
+}
+
+// refused reads one document and fails the test unless it was refused with
+// code and retry_after_seconds of wait, and sent nothing to GitHub. It
+// returns the error's message.
+func (s *sharedInstallation) refused(t *testing.T, tok string, args map[string]any, code string, wait float64, what string) string {
+	t.Helper()
+	before := s.e.gh.Count(githubtest.RouteContents)
+	errObj := s.e.wantCode(tok, "git_document_get", args, code)["error"].(map[string]any)
+	if got := errObj["retry_after_seconds"]; got != wait {
+		t.Errorf("%s: retry_after_seconds = %v, want %v", what, got, wait)
+	}
+	if n := s.e.gh.Count(githubtest.RouteContents) - before; n != 0 {
+		t.Errorf("%s: %d GitHub requests, want none", what, n)
+	}
+	msg, _ := errObj["message"].(string)
+	return msg
+}
+
+// Row BT-23: a secondary rate limit GitHub answers to project A's read
+// holds A, not the installation. A's next reads are provider_rate_limited
+// with retry_after_seconds and send nothing to GitHub until its Retry-After
+// is over; project B, on the same installation, waits only the 5 s
+// cool-down and then reads. A primary limit is the installation's hourly
+// budget and still holds B. Before the change B was refused, with no
+// request, for A's whole wait.
+func TestBT23GitHubSecondaryLimitHoldsItsProject(t *testing.T) {
+	t.Parallel()
+	t.Run("secondary", func(t *testing.T) {
+		t.Parallel()
+		s := newSharedInstallation(t)
+		clk := s.e.gh.Clock()
+		s.e.gh.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitSecondary(60))
+		before := s.e.gh.Count(githubtest.RouteContents)
+		sc := s.e.wantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
+		if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 60.0 || s.e.gh.Count(githubtest.RouteContents) != before+1 {
+			t.Errorf("A's limited read: retry_after_seconds %v, want 60 from the one answer", got)
+		}
+		s.refused(t, s.tokB, s.argsB, "provider_rate_limited", 5, "B during the cool-down")
+		clk.Advance(5 * time.Second)
+		s.read(t, s.tokB, s.argsB, "B after the cool-down")
+		s.refused(t, s.tokA, s.argsA, "provider_rate_limited", 55, "A in its back-off")
+		clk.Advance(54 * time.Second)
+		s.refused(t, s.tokA, s.argsA, "provider_rate_limited", 1, "A a second before the end")
+		clk.Advance(time.Second)
+		s.read(t, s.tokA, s.argsA, "A after its back-off")
+	})
+	t.Run("primary", func(t *testing.T) {
+		t.Parallel()
+		s := newSharedInstallation(t)
+		clk := s.e.gh.Clock()
+		s.e.gh.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitPrimary(clk.Now().Add(60*time.Second)))
+		s.e.wantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
+		clk.Advance(5 * time.Second)
+		s.refused(t, s.tokB, s.argsB, "provider_rate_limited", 55, "B while the installation's hour is spent")
+		clk.Advance(55 * time.Second)
+		s.read(t, s.tokB, s.argsB, "B after the reset")
+		s.read(t, s.tokA, s.argsA, "A after the reset")
+	})
+}
+
+// Row BT-24: a project's pace. A project may make 300 GitHub requests a
+// clock minute; with HEYAIRA_REPLICAS=20 a replica allows 15 of them. The
+// 16th read within the minute is rate_limited with retry_after_seconds to
+// the end of the minute and never reaches GitHub; project B on the same
+// installation reads meanwhile; the next minute A reads again. Before the
+// change all 16 reached GitHub, the hourly budget (50 a replica) being far
+// away.
+func TestBT24GitHubPacePerMinute(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)}
+	s := newSharedInstallation(t, func(c *Config) { c.Now, c.Replicas, c.ToolRate, c.ToolBurst = clk.now, 20, 1e6, 1e6 })
+	for i := range 15 {
+		s.read(t, s.tokA, s.argsA, fmt.Sprintf("A's read %d within its pace", i+1))
+	}
+	msg := s.refused(t, s.tokA, s.argsA, "rate_limited", 30, "A's 16th read in the minute")
+	if !strings.Contains(msg, "this minute") {
+		t.Errorf("the refusal says %q, want the minute's pace named", msg)
+	}
+	s.read(t, s.tokB, s.argsB, "B while A is over its pace")
+	clk.add(30 * time.Second)
+	s.read(t, s.tokA, s.argsA, "A in the next minute")
+}
+
+// Row BT-24: the pace of a large budget, and a request the pace refuses is
+// not charged to the hour. With an hourly budget of 6000 the pace is 400 a
+// minute (a fifteenth): 100 requests refused in the first minute leave the
+// hour its 6000, spent at 400 a minute; only in the sixteenth minute is the
+// hour spent.
+func TestBT24PaceRefusalsCostNoBudget(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	cfg := &Config{GitHubHourlyBudget: 6000, Now: func() time.Time { return now }}
+	cfg.setDefaults()
+	f := newFlightCap(cfg)
+	p := principal{}
+	p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", "p", "u"
+	spend := func(n int) (ok int, last error) {
+		for range n {
+			release, err := f.acquire(context.Background(), p)
+			if err != nil {
+				last = err
+				continue
+			}
+			release()
+			ok++
+		}
+		return ok, last
+	}
+	message := func(err error) string {
+		var fe *fieldsError
+		if !errors.As(err, &fe) || fe.err.code != "rate_limited" {
+			t.Fatalf("refusal %v, want rate_limited", err)
+		}
+		return fe.err.message
+	}
+	if ok, last := spend(500); ok != 400 || !strings.Contains(message(last), "minute") {
+		t.Errorf("first minute: %d of 500 allowed (last refusal %v), want 400, then the pace", ok, last)
+	}
+	for minute := 2; minute <= 15; minute++ {
+		now = now.Add(time.Minute)
+		if ok, last := spend(400); ok != 400 {
+			t.Fatalf("minute %d: %d of 400 allowed (last refusal %v), want all", minute, ok, last)
+		}
+	}
+	now = now.Add(time.Minute)
+	if ok, last := spend(1); ok != 0 || !strings.Contains(message(last), "hourly") {
+		t.Errorf("sixteenth minute: %d of 1 allowed (refusal %v), want the hour spent", ok, last)
+	}
+}
