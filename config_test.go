@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -123,5 +124,24 @@ func TestTuneGC(t *testing.T) {
 				t.Errorf("start-up log %q lacks %s", log.String(), want)
 			}
 		})
+	}
+}
+
+// Row VC-06 (start-up): serve warns, before anything else can fail, when
+// HEYAIRA_TRUSTED_PROXIES holds a range rather than proxy addresses, naming
+// the range; a list of addresses draws no warning.
+func TestTrustedProxyRangesWarn(t *testing.T) {
+	t.Parallel()
+	for proxies, want := range map[string]bool{"10.0.0.0/24, 10.0.1.5": true, "10.0.0.7, 10.0.1.5": false} {
+		env := baseEnv(t, "postgres://127.0.0.1:1/none?connect_timeout=1&sslmode=disable")
+		env["HEYAIRA_TRUSTED_PROXIES"] = proxies
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // serve stops at the database; the warning comes first
+		var out bytes.Buffer
+		serve(ctx, func(k string) string { return env[k] }, &out, serveHooks{})
+		got := strings.Contains(out.String(), "HEYAIRA_TRUSTED_PROXIES holds ranges") && strings.Contains(out.String(), "10.0.0.0/24")
+		if got != want {
+			t.Errorf("%q: warned %v, want %v:\n%s", proxies, got, want, out.String())
+		}
 	}
 }

@@ -108,7 +108,7 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 // to the caller's network, whose spent bucket turns its 401 into 429; a token
 // the server issued to that token alone. A valid token is always served.
 func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, refusals *refusalGate, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
-	pass, err := refusals.enter(r.Context(), clientNetwork(r))
+	pass, err := refusals.enter(r.Context(), clientNetwork(r), tokenHash)
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "canceled: the request ended while it waited"})
 		return principal{}, nil, false
@@ -132,6 +132,7 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 		refuseBearer(w, r, cfg, pass, tokenHash, true, "the token was issued for another resource")
 		return principal{}, nil, false
 	}
+	refusals.accepted(tokenHash)
 	p := principal{auth: a}
 	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
 	return p, src, true

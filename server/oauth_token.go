@@ -32,7 +32,7 @@ type tokenResponse struct {
 // single-use transaction, in which the code's bindings and PKCE are checked.
 func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refusalGate) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pass, err := refusals.enter(r.Context(), clientNetwork(r))
+		pass, err := refusals.enter(r.Context(), clientNetwork(r), nil)
 		if err != nil {
 			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
 			return

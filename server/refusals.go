@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/base64"
+	"sync"
 	"time"
 )
 
@@ -29,11 +30,21 @@ import (
 // network's bucket lasts, and then at most refusalLane lookups at a time,
 // from however many networks: the rest of the pool stays with requests
 // whose networks sent no junk.
+//
+// A bearer token that was valid at its last use on this replica skips the
+// lane (seen): it is still checked against the database like any other, so
+// this is no cache of grants, only of which hashes are worth a lookup ahead
+// of the junk; a refusal forgets it. Measured with 32 junk senders on the
+// token's own network and machine (BenchmarkValidTokenUnderJunk, 2 cores),
+// it cut a valid call from 22.8 ms to 8.4 ms (1.0 ms without junk; the rest
+// is the senders' own CPU).
 type refusalGate struct {
 	buckets *rateLimiter
 	lane    chan struct{}
 	issued  func(ctx context.Context, hash []byte) (bool, error)
 	now     func() time.Time
+	mu      sync.Mutex
+	seen    map[[16]byte]struct{} // hashes of tokens accepted lately; at most maxSeen
 }
 
 // Refusals per bucket: a burst, then one a second. A client with a valid
@@ -42,11 +53,12 @@ const (
 	refusalRate  = 1.0
 	refusalBurst = 60
 	refusalLane  = 4
+	maxSeen      = 8192 // tokens; emptied when full (about 0.5 MiB)
 )
 
 func newRefusalGate(issued func(context.Context, []byte) (bool, error), now func() time.Time) *refusalGate {
 	return &refusalGate{buckets: newRateLimiter(refusalRate, refusalBurst), lane: make(chan struct{}, refusalLane),
-		issued: issued, now: now}
+		issued: issued, now: now, seen: map[[16]byte]struct{}{}}
 }
 
 // passage is one request's way through the gate.
@@ -56,21 +68,26 @@ type passage struct {
 	inLane  bool
 }
 
-// enter admits a request from network. When the network's bucket is spent
-// it waits for a lane slot, or until ctx ends (the error). Call leave when
-// the credential has been checked.
-func (g *refusalGate) enter(ctx context.Context, network string) (*passage, error) {
+// enter admits a request from network that presents the credential whose
+// SHA-256 is hash (nil if none). When the network's bucket is spent and the
+// credential was not accepted lately, it waits for a lane slot, or until ctx
+// ends (the error). Call leave when the credential has been checked.
+func (g *refusalGate) enter(ctx context.Context, network string, hash []byte) (*passage, error) {
 	p := &passage{g: g, network: network}
-	if _, ok := g.buckets.peek(network, g.now()); ok {
+	if _, ok := g.buckets.peek(network, g.now()); ok || g.wasAccepted(hash) {
 		return p, nil
 	}
 	select {
-	case g.lane <- struct{}{}:
-		p.inLane = true
-		return p, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case g.lane <- struct{}{}: // a free slot is taken even if ctx is done
+	default:
+		select {
+		case g.lane <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	p.inLane = true
+	return p, nil
 }
 
 // leave gives back the lane slot, if the request held one.
@@ -81,12 +98,46 @@ func (p *passage) leave() {
 	}
 }
 
+// accepted records that the credential whose SHA-256 is hash was valid.
+func (g *refusalGate) accepted(hash []byte) {
+	if len(hash) < 16 {
+		return
+	}
+	g.mu.Lock()
+	if len(g.seen) >= maxSeen {
+		clear(g.seen)
+	}
+	g.seen[[16]byte(hash[:16])] = struct{}{}
+	g.mu.Unlock()
+}
+
+// forget drops hash from the tokens accepted lately.
+func (g *refusalGate) forget(hash []byte) {
+	if len(hash) < 16 {
+		return
+	}
+	g.mu.Lock()
+	delete(g.seen, [16]byte(hash[:16]))
+	g.mu.Unlock()
+}
+
+func (g *refusalGate) wasAccepted(hash []byte) bool {
+	if len(hash) < 16 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.seen[[16]byte(hash[:16])]
+	return ok
+}
+
 // refused charges the refusal of the credential whose SHA-256 is hash (nil
 // when the request named none) and reports whether the caller must get 429,
 // with the wait, instead of its usual answer. issued says the caller already
 // knows the server issued the secret; otherwise the store is asked. A store
 // that cannot answer counts the secret as junk.
 func (p *passage) refused(ctx context.Context, hash []byte, issued bool) (throttle bool, wait time.Duration) {
+	p.g.forget(hash)
 	if !issued && hash != nil {
 		issued, _ = p.g.issued(ctx, hash)
 	}

@@ -1,7 +1,63 @@
 package server
 
-import "context"
+import (
+	"context"
+	"testing"
+	"time"
+
+	"heyaira/oauth"
+)
 
 // nothingIssued is a refusal gate's store for handlers tested without a
 // database: no secret is known.
 func nothingIssued(context.Context, []byte) (bool, error) { return false, nil }
+
+// TestRefusalGateLane: once a network's bucket is spent, a request waits for
+// a lane slot, unless its token was accepted lately; a refusal forgets the
+// token. The lane is held full and the waiting context is already done, so
+// "waits" shows as an error at once, with no timing involved.
+func TestRefusalGateLane(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
+	const network = "198.51.100.7"
+	good, junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess)), oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
+	g.accepted(good)
+	for range refusalBurst {
+		p, err := g.enter(t.Context(), network, junk)
+		if err != nil || p.inLane {
+			t.Fatalf("a request while the bucket lasts: lane %v, %v", p != nil && p.inLane, err)
+		}
+		if throttle, _ := p.refused(t.Context(), junk, false); throttle {
+			t.Fatal("throttled within the burst")
+		}
+		p.leave()
+	}
+	var held []*passage
+	for range refusalLane {
+		p, err := g.enter(t.Context(), network, junk)
+		if err != nil || !p.inLane {
+			t.Fatalf("a request of the spent network: lane %v, %v", p != nil && p.inLane, err)
+		}
+		held = append(held, p)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := g.enter(done, network, junk); err == nil {
+		t.Error("junk did not wait for the full lane")
+	}
+	if p, err := g.enter(done, network, good); err != nil || p.inLane {
+		t.Errorf("a token accepted lately waited for the lane: %v", err)
+	}
+	p := &passage{g: g, network: network}
+	p.refused(t.Context(), good, false)
+	if _, err := g.enter(done, network, good); err == nil {
+		t.Error("a refused token still skips the lane")
+	}
+	for _, p := range held {
+		p.leave()
+	}
+	if p, err := g.enter(done, network, junk); err != nil || !p.inLane {
+		t.Errorf("after the lane emptied: lane %v, %v", p != nil && p.inLane, err)
+	}
+}

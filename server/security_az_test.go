@@ -278,7 +278,7 @@ func TestAZ08CursorNeverAuthorizes(t *testing.T) {
 func TestAZ09ConcurrentTenantsStayApart(t *testing.T) {
 	t.Parallel()
 	workers := soak.Scaled(20, 100)
-	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight = 1e6, 1e6, 256 })
+	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubHourlyBudget = 1e6, 1e6, 256, 1e6 })
 	type proj struct {
 		doc []byte
 		src string

@@ -250,7 +250,7 @@ func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 // 30 s, 256 reads with 2 s latency.
 func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight = 1e6, 1e6, 512 })
+	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubHourlyBudget = 1e6, 1e6, 512, 1e6 })
 	tn := e.newTenant("o", "r")
 	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
 	src := e.addSource(tn, "runtime", "a.md", commitA, "", 65536)

@@ -231,6 +231,7 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 // first (dispatch is the only place that happens), then the file is read at
 // that commit. Each GitHub request holds one in-flight slot.
 func (w *workflowTools) read(ctx context.Context, p principal, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
+	b.Tenant = p.auth.ProjectID // GitHub's secondary limits then hold this project (github/ratelimits.go)
 	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned}
 	if tracking != nil {
 		release, err := w.flights.acquire(ctx, p)

@@ -1,0 +1,284 @@
+package server
+
+// Rows VC-01 to VC-06 (docs/security-tests.md §2.17, docs/limits.md): no
+// limit can be spent by one caller for another. A request that presents a
+// valid credential is never refused because of failures made by others,
+// whatever address it shares with them. Every test runs on the test
+// environment's clock, which stands still, so each bucket holds exactly
+// its burst however slow the machine is.
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"heyaira/oauth"
+)
+
+// trustLoopback makes the test client's own address (127.0.0.1) a trusted
+// proxy, so that X-Forwarded-For names the client.
+func trustLoopback(c *Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
+
+// bearerFrom sends tools/list with token, as the client at xff.
+func bearerFrom(e *testEnv, token, xff string) reply {
+	e.t.Helper()
+	return e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+token, "X-Forwarded-For", xff)
+}
+
+// junkBearer is a well-formed access token the server never issued.
+func junkBearer() string { return oauth.NewSecret(oauth.PrefixAccess) }
+
+// statuses counts the HTTP statuses of n calls of f.
+func statuses(n int, f func(i int) int) map[int]int {
+	got := map[int]int{}
+	for i := range n {
+		got[f(i)]++
+	}
+	return got
+}
+
+// Row VC-01 (review N2): junk bearer tokens from a network are throttled
+// after the burst (429 instead of 401), but a valid OAuth or legacy token
+// from that same network is served, directly or behind the trusted proxy,
+// and another network's junk is not throttled. Before the fix the valid
+// tokens got 429: the spent bucket refused before the lookup.
+func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, trustLoopback)
+	tn := e.newTenant("o", "r")
+	good, legacy := e.token(tn, "memory:read"), e.legacyToken(tn)
+	const victim = "198.51.100.7"
+	got := statuses(2*refusalBurst, func(int) int { return bearerFrom(e, junkBearer(), victim).status })
+	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != refusalBurst {
+		t.Fatalf("junk from one network: %v, want %d × 401 then %d × 429", got, refusalBurst, refusalBurst)
+	}
+	for name, tok := range map[string]string{"OAuth": good, "legacy": legacy} {
+		if r := bearerFrom(e, tok, victim); r.status != http.StatusOK {
+			t.Errorf("a valid %s token from the junk's network: %d %s", name, r.status, r.raw)
+		}
+	}
+	if r := bearerFrom(e, junkBearer(), victim); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Errorf("junk after the valid calls: %d %q, want 429 with Retry-After", r.status, r.header.Get("Retry-After"))
+	}
+	if r := bearerFrom(e, junkBearer(), "198.51.100.8"); r.status != http.StatusUnauthorized {
+		t.Errorf("junk from another network: %d, want 401", r.status)
+	}
+}
+
+// Row VC-02: a token the server issued that no longer works (expired,
+// revoked, or for another resource) charges only its own bucket. It does
+// not spend its network's budget, and on a network whose budget junk has
+// spent it still gets 401 with the challenge, not 429, so that its client
+// refreshes instead of backing off.
+func TestVC02IssuedTokensChargeOnlyThemselves(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, trustLoopback)
+	tn := e.newTenant("o", "r")
+	expired, revoked, other := e.token(tn, "memory:read"), e.token(tn, "memory:read"), e.token(tn, "memory:read")
+	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Minute))
+	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
+	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
+
+	// The expired token, presented again and again, is throttled alone.
+	got := statuses(refusalBurst+5, func(int) int { return bearerFrom(e, expired, "203.0.113.1").status })
+	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != 5 {
+		t.Errorf("an expired token presented %d times: %v, want %d × 401 then 429", refusalBurst+5, got, refusalBurst)
+	}
+	if r := bearerFrom(e, junkBearer(), "203.0.113.1"); r.status != http.StatusUnauthorized {
+		t.Errorf("junk from the expired token's network: %d, want 401 (its budget untouched)", r.status)
+	}
+
+	// Junk spends another network's budget; the issued tokens there still
+	// get their 401 with the challenge.
+	statuses(refusalBurst, func(int) int { return bearerFrom(e, junkBearer(), "203.0.113.2").status })
+	if r := bearerFrom(e, junkBearer(), "203.0.113.2"); r.status != http.StatusTooManyRequests {
+		t.Fatalf("junk after the burst: %d, want 429", r.status)
+	}
+	for name, tok := range map[string]string{"revoked": revoked, "other resource": other} {
+		r := bearerFrom(e, tok, "203.0.113.2")
+		if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Errorf("a %s token on the spent network: %d %q, want 401 invalid_token", name, r.status, r.header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+// Row VC-03 (review F1 residue): bad refresh tokens and codes that name a
+// real client_id, from the client's own network, are throttled (429
+// temporarily_unavailable), and still that client's valid refresh and its
+// valid code are served from that network. Its rotated refresh token, which
+// the server issued, gets invalid_grant, not 429, so that the client signs
+// in again. Before the fix the valid grants got 429.
+func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, trustLoopback)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	first := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	live := str(e.refresh(c, first).body, "refresh_token") // first is now rotated
+	code := e.flow(t, tn, c, "memory:read", "memory:read")
+	const network = "203.0.113.40"
+	refresh := func(rt string) url.Values {
+		return url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}}
+	}
+	codes := map[string]int{}
+	for range 2 * refusalBurst {
+		_, code := postTokenForm(t, e, refresh(oauth.NewSecret(oauth.PrefixRefresh)), network)
+		codes[code]++
+	}
+	if codes[oauth.ErrCodeInvalidGrant] != refusalBurst || codes[oauth.ErrCodeTemporarilyUnavailable] != refusalBurst {
+		t.Fatalf("bad refresh tokens naming the client: %v, want %d × invalid_grant then temporarily_unavailable", codes, refusalBurst)
+	}
+	if status, code := postTokenForm(t, e, refresh(live), network); status != http.StatusOK {
+		t.Errorf("the client's valid refresh from the same network: %d %s", status, code)
+	}
+	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.verifier},
+		"redirect_uri": {c.redirect}, "client_id": {c.id}, "resource": {e.cfg.PublicURL + "/mcp"}}
+	if status, code := postTokenForm(t, e, redeem, network); status != http.StatusOK {
+		t.Errorf("the client's valid code from the same network: %d %s", status, code)
+	}
+	if status, code := postTokenForm(t, e, refresh(first), network); status != http.StatusBadRequest || code != oauth.ErrCodeInvalidGrant {
+		t.Errorf("the client's rotated refresh token on the spent network: %d %s, want 400 invalid_grant", status, code)
+	}
+	if status, code := postTokenForm(t, e, refresh(oauth.NewSecret(oauth.PrefixRefresh)), network); status != http.StatusTooManyRequests {
+		t.Errorf("junk after the valid grants: %d %s, want 429", status, code)
+	}
+}
+
+// Row VC-04 (review N1): made-up client-ID URLs on a listed host spend the
+// host's fetch budget for never-seen URLs only. A client whose document is
+// stored refetches from a budget of its own, and while its refetch fails
+// for a reason that may pass (here the host's 503) its stored document is
+// served for up to cimdStaleFor past its freshness; after that, and for a
+// document its host no longer serves (404), the user gets the error page.
+// Before the fix the real client's users got 429 while one anonymous
+// request every six seconds kept the host's budget spent.
+func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
+	legit := "https://docs.example/client.json"
+	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
+	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	get := func(u string) page {
+		return e.browser(t).get("/oauth/authorize?" + cimdClient(u, "http://127.0.0.1/cb").authorizeQuery("memory:read").Encode())
+	}
+	if p := get(legit); p.status != http.StatusSeeOther {
+		t.Fatalf("first authorization: %d %s", p.status, p.body)
+	}
+	e.clock.advance(2 * time.Minute) // the stored document is stale
+	junk := statuses(cimdHostBurst+5, func(i int) int { return get("https://docs.example/x/" + strconv.Itoa(i)).status })
+	if junk[http.StatusTooManyRequests] != 5 {
+		t.Errorf("made-up URLs on the host: %v, want the last 5 throttled", junk)
+	}
+	if p := get(legit); p.status != http.StatusSeeOther || s.fetches(legit) != 2 {
+		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.status, s.fetches(legit))
+	}
+	// Sustained junk, one every six seconds, changes nothing for it.
+	for i := range 5 {
+		e.clock.advance(6 * time.Second)
+		get("https://docs.example/y/" + strconv.Itoa(i))
+		if p := get(legit); p.status != http.StatusSeeOther {
+			t.Fatalf("round %d of sustained junk: the real client got %d", i, p.status)
+		}
+	}
+
+	// The host fails: the stored document is served stale, and refetches
+	// are bounded by the URL's own budget.
+	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	e.clock.advance(2 * time.Minute)
+	before := s.fetches(legit)
+	for i := range 10 {
+		if p := get(legit); p.status != http.StatusSeeOther {
+			t.Fatalf("authorization %d during the host's outage: %d %s", i, p.status, p.body)
+		}
+	}
+	if n := s.fetches(legit) - before; n < 1 || n > cimdURLBurst {
+		t.Errorf("%d refetches during the outage, want 1 to %d", n, cimdURLBurst)
+	}
+	if !strings.Contains(e.logs.String(), `"cimd":"stale"`) {
+		t.Error("the access log does not say the document was served stale")
+	}
+	e.clock.advance(cimdStaleFor + time.Hour)
+	if p := get(legit); p.status != http.StatusBadGateway {
+		t.Errorf("a day past its freshness, with the host still failing: %d, want 502", p.status)
+	}
+
+	// A document its host no longer serves is not used stale.
+	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	if p := get(legit); p.status != http.StatusSeeOther {
+		t.Fatalf("the host is back: %d", p.status)
+	}
+	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	e.clock.advance(2 * time.Minute)
+	if p := get(legit); p.status != http.StatusBadGateway {
+		t.Errorf("the document was removed: %d, want 502", p.status)
+	}
+}
+
+// v6 is the address of one /64 whose last 16 bits are i.
+func v6(prefix string, i int) string {
+	a := netip.MustParseAddr(prefix).As16()
+	a[14], a[15] = byte(i>>8), byte(i)
+	return netip.AddrFrom16(a).String()
+}
+
+// registerFrom posts one dynamic registration as the client at xff.
+func registerFrom(e *testEnv, xff string) int {
+	e.t.Helper()
+	return e.postBody("/oauth/register", "application/json",
+		`{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x","token_endpoint_auth_method":"none"}`, "X-Forwarded-For", xff).status
+}
+
+// Row VC-05 (review N3): an IPv6 client is keyed by its /64, so rotating
+// addresses within it meets the limits of one address; and registration's
+// server-wide budget is shared out, so that neither a /64 nor a /48 of them
+// can spend it for everyone. Before the fix 200 rotated junk bearers were
+// never throttled, and 100 registrations from one /64 left an honest client
+// with 429.
+func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, trustLoopback)
+	got := statuses(2*refusalBurst, func(i int) int { return bearerFrom(e, junkBearer(), v6("2001:db8:2:2::", i)).status })
+	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != refusalBurst {
+		t.Errorf("junk bearers from %d addresses of one /64: %v, want %d × 401 then 429", 2*refusalBurst, got, refusalBurst)
+	}
+	created := statuses(110, func(i int) int { return registerFrom(e, v6("2001:db8:1:1::", i)) })
+	if created[http.StatusCreated] != registerPerIPBurst {
+		t.Errorf("registrations from one /64: %v, want %d created", created, registerPerIPBurst)
+	}
+	// One /48, many /64s: its share of the server-wide budget.
+	wide := statuses(registerWideBurst+10, func(i int) int {
+		return registerFrom(e, v6("2001:db8:3:"+strconv.FormatInt(int64(i), 16)+"::", 1))
+	})
+	if wide[http.StatusCreated] != registerWideBurst {
+		t.Errorf("registrations from %d /64s of one /48: %v, want %d created", registerWideBurst+10, wide, registerWideBurst)
+	}
+	for _, honest := range []string{"198.51.100.99", "2001:db8:9::1"} {
+		if s := registerFrom(e, honest); s != http.StatusCreated {
+			t.Errorf("an honest client at %s after both: %d", honest, s)
+		}
+	}
+}
+
+// Row VC-06 (review N5): HEYAIRA_TRUSTED_PROXIES refuses a /0, which would
+// let every client name its own address, and reports every range that is
+// wider than one address, for the start-up warning (serve.go).
+func TestVC06TrustedProxiesAreAddresses(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"0.0.0.0/0", "10.0.0.1, ::/0"} {
+		if _, err := ParseTrustedProxies(s); err == nil || !strings.Contains(err.Error(), "every address") {
+			t.Errorf("%q: %v, want a refusal", s, err)
+		}
+	}
+	trusted, err := ParseTrustedProxies("10.0.0.0/24, 10.0.1.5, fd00::/8, 2001:db8::7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(TrustedRanges(trusted), ","); got != "10.0.0.0/24,fd00::/8" {
+		t.Errorf("ranges %q, want the two ranges only", got)
+	}
+}
