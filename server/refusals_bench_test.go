@@ -18,7 +18,7 @@ import (
 func BenchmarkValidTokenUnderJunk(b *testing.B) {
 	for _, senders := range []int{0, 32} {
 		b.Run("senders="+strconv.Itoa(senders), func(b *testing.B) {
-			e := newTestEnv(b, trustLoopback, func(c *Config) { c.ToolRate, c.ToolBurst = 1e9, 1 << 30 })
+			e := newTestEnv(b, trustLoopback, func(c *Config) { c.ToolRate, c.ToolBurst = 1e9, 1<<30 })
 			tn := e.newTenant("o", "r")
 			good := e.token(tn, "memory:read")
 			const network = "198.51.100.7"

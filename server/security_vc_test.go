@@ -21,7 +21,9 @@ import (
 
 // trustLoopback makes the test client's own address (127.0.0.1) a trusted
 // proxy, so that X-Forwarded-For names the client.
-func trustLoopback(c *Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
+func trustLoopback(c *Config) {
+	c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+}
 
 // bearerFrom sends tools/list with token, as the client at xff.
 func bearerFrom(e *testEnv, token, xff string) reply {
