@@ -42,6 +42,7 @@ func TestTP04GracefulDrain(t *testing.T) {
 	hooks.listener = ln
 	_, stop := startServe(t, s.env, hooks, s.logs)
 	gh.SetLatency(time.Second)
+	readsBefore := gh.Count(githubtest.RouteContents)
 
 	c := newLoadClient(s.base)
 	c.hc.Transport = &http.Transport{DisableKeepAlives: true, DisableCompression: true}
@@ -82,7 +83,12 @@ func TestTP04GracefulDrain(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond) // let reads be in flight
+	// Reads in flight: GitHub holds each for a second once it has it.
+	for deadline := time.Now().Add(60 * time.Second); gh.Count(githubtest.RouteContents) < readsBefore+4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reads reached GitHub in 60 s")
+		}
+	}
 	start := time.Now()
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()

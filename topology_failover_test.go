@@ -41,16 +41,18 @@ func TestTP06PostgresFailover(t *testing.T) {
 		"--commit-sha", liveCommit), "source_id")
 	adminRun(t, s.env, "revoke-document-source", "--source-id", revokedSource)
 
+	// The load runs from 2 s before the kill until tail after the
+	// promotion, however long the promotion takes on a loaded machine.
 	const rate = 50.0
-	dur := soak.Scaled(8*time.Second, 30*time.Second)
+	tail := soak.Scaled(6*time.Second, 28*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var mu sync.Mutex
 	var killed, promoted time.Time
 	go func() {
-		time.Sleep(2 * time.Second)
+		defer cancel()
+		time.Sleep(2 * time.Second) // the load's head start: a schedule, not a wait on anything
 		mu.Lock()
-		defer mu.Unlock()
 		killed = time.Now()
 		if out, err := primary.PgCtl("-m", "immediate", "-w", "stop"); err != nil {
 			t.Errorf("stop the primary: %v %s", err, out)
@@ -59,9 +61,13 @@ func TestTP06PostgresFailover(t *testing.T) {
 			t.Errorf("promote the standby: %v %s", err, out)
 		}
 		promoted = time.Now()
+		mu.Unlock()
+		select {
+		case <-time.After(tail):
+		case <-ctx.Done():
+		}
 	}()
-	openLoop(ctx, rate, dur, 0, load.fire)
-	cancel()
+	openLoop(ctx, rate, time.Hour, 0, load.fire) // until the goroutine above cancels
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -65,10 +65,14 @@ func TestBT01WorkflowTextNeedsDocumentsRead(t *testing.T) {
 		t.Errorf("refused calls wrote %d rows", n)
 	}
 
-	// Metadata needs only workflows:read.
+	// Metadata needs only workflows:read, and without documents:read it
+	// names no repository or path (review N7, as catalog_list: AZ-14).
 	_, isErr, raw := e.call(readOnly, "workflow_get", map[string]any{"workflow_id": id, "view": "compact"})
-	if isErr || strings.Contains(raw, "Distinctive") {
+	if isErr || strings.Contains(raw, "Distinctive") || strings.Contains(raw, "docs/all.md") || strings.Contains(raw, `"app"`) {
 		t.Errorf("compact view: %s", raw)
+	}
+	if _, _, raw := e.call(full, "workflow_get", map[string]any{"workflow_id": id, "view": "compact"}); !strings.Contains(raw, "docs/all.md") {
+		t.Errorf("compact view with documents:read does not name the path: %s", raw)
 	}
 	if _, isErr, raw := e.call(readOnly, "catalog_list", nil); isErr || strings.Contains(raw, "Distinctive") {
 		t.Errorf("catalog_list: %s", raw)

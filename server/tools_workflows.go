@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/github"
+	"heyaira/oauth"
 	"heyaira/server/catalog"
 	"heyaira/store"
 )
@@ -387,7 +388,22 @@ func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs
 	if err := p.needDocuments("workflows:read", view == "full" && fromGitHub(c.Layers)); err != nil {
 		return nil, err
 	}
-	return newView(wf, c, view == "full"), nil
+	v := newView(wf, c, view == "full")
+	if !p.hasScope(oauth.DocumentsRead) {
+		v.Layers = unlocated(v.Layers)
+	}
+	return v, nil
+}
+
+// unlocated drops each layer's GitHub location (owner, repository, path):
+// without documents:read a caller learns that a layer came from a source,
+// by its opaque source_id, not where the instructions live (as catalog_list).
+func unlocated(layers []catalog.Layer) []catalog.Layer {
+	out := slices.Clone(layers)
+	for i := range out {
+		out[i].GitHubOwner, out[i].GitHubRepository, out[i].Path = "", "", ""
+	}
+	return out
 }
 
 // correct stores a child of a workflow with the parent's frozen layers (same
