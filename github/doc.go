@@ -42,8 +42,10 @@
 //     refused. Tokens are cached per (installation, repository) until 5
 //     minutes before expires_at, and concurrent mints for one key collapse
 //     into one request.
-//   - Rate limits are respected. After a primary or secondary limit the
-//     installation is not called again until the retry time has passed.
+//   - Rate limits are respected. After a primary limit the installation,
+//     and after a secondary limit the tenant it was answered to (the rest of
+//     the installation briefly), is not called again until the retry time
+//     has passed (ratelimits.go).
 //   - No secrets out. Tokens, JWTs, the key, Authorization headers, response
 //     bodies, document content and download_url never appear in logs or in
 //     returned errors; errors carry fixed descriptions.

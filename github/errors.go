@@ -89,8 +89,9 @@ var (
 )
 
 // RateLimitError is returned when GitHub signals a primary or secondary rate
-// limit, or when an earlier signal for the same installation has not expired
-// yet (no request is sent then). errors.Is(err, ErrRateLimited) is true.
+// limit, or when an earlier signal that holds this request (its tenant's, or
+// its installation's: ratelimits.go) has not expired yet (no request is sent
+// then). errors.Is(err, ErrRateLimited) is true.
 type RateLimitError struct {
 	// RetryAfter is how long to wait before the next call for this
 	// installation: Retry-After if GitHub sent it, else until
