@@ -80,6 +80,10 @@ func fakeGitHub(gh *githubtest.Server) serveHooks {
 	return serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), githubNow: gh.Clock().Now}
 }
 
+// serveHang bounds startServe's waits for serve to start and to return: only
+// a hang reaches it.
+const serveHang = 60 * time.Second
+
 // startServe runs serve in the background on a listener the test owns, and
 // waits until /healthz answers. It returns the base URL and a stop function
 // that cancels and waits for a clean return.
@@ -100,7 +104,9 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, env.get, stderr, hooks) }()
-	deadline := time.Now().Add(10 * time.Second)
+	// A hang bound, not a target: parallel tests start many servers at once,
+	// and on a loaded machine with the race detector one can take seconds.
+	deadline := time.Now().Add(serveHang)
 	for {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
@@ -113,7 +119,7 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server not healthy after 10s: %v", err)
+			t.Fatalf("server not healthy after %v: %v", serveHang, err)
 		}
 		time.Sleep(20 * time.Millisecond) // back off: never a busy loop
 	}
@@ -127,8 +133,8 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(25 * time.Second):
-			return fmt.Errorf("serve did not return after cancel")
+		case <-time.After(shutdownGrace + serveHang):
+			return fmt.Errorf("serve did not return %v after cancel", shutdownGrace+serveHang)
 		}
 	}
 	t.Cleanup(func() { stop() })
