@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,30 @@ func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
 // load, PF-09 once read provider_forbidden that way).
 func fakeGitHub(gh *githubtest.Server) serveHooks {
 	return serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), githubNow: gh.Clock().Now}
+}
+
+// followWallClock keeps gh's clock on the wall clock, every second, until
+// the returned stop is called, for a server in another process, which signs
+// App JWTs by the wall clock and cannot share the fake's: a frozen fake
+// would refuse every JWT once the JWT's 60 s backdate has passed since the
+// fake started (a slow start on a loaded machine, a long run).
+func followWallClock(gh *githubtest.Server) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			gh.Clock().Set(time.Now())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-exited }) }
 }
 
 // serveHang bounds startServe's waits for serve to start and to return: only
