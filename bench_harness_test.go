@@ -85,6 +85,8 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 	dbURL := storetest.NewMigratedURL(t)
 	e := &benchEnv{t: t, gh: githubtest.New(t), pg: storetest.NewWireCounter(t, dbURL), conns: users, exited: make(chan error, 1), dbURL: dbURL}
 	e.gh.SetLatency(latency)
+	// The server is a process of its own, on the wall clock (followWallClock).
+	t.Cleanup(followWallClock(e.gh))
 
 	// The tenant, written with the store's own methods, straight to the
 	// database (not through the proxy, which counts only the server).

@@ -38,7 +38,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"heyaira/github/githubtest"
 )
@@ -70,16 +69,7 @@ func TestDemoHelperProcess(t *testing.T) {
 	seedDemo(gh)
 	// The stand-in's clock is manual (tests move it); the demo follows the
 	// wall clock, so that App JWTs and installation tokens stay valid.
-	go func() {
-		for {
-			gh.Clock().Set(time.Now())
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
+	defer followWallClock(gh)()
 
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "demo-app.pem")

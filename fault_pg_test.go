@@ -216,7 +216,9 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 		defer close(refreshDone)
 		load.refreshLoop(ctx, 500*time.Millisecond)
 	}()
+	restarted := make(chan struct{})
 	go func() {
+		defer close(restarted)
 		t0 := time.Now()
 		for _, p := range plan {
 			time.Sleep(time.Until(t0.Add(p.at)))
@@ -227,6 +229,9 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 		}
 	}()
 	openLoop(ctx, rate, dur, 0, load.fire)
+	// Every restart is done before its window is read: on a loaded machine
+	// pg_ctl can still be restarting when the load ends.
+	<-restarted
 	cancel()
 	<-refreshDone // its last request is recorded
 
@@ -236,7 +241,13 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	if len(windows) != len(plan) {
 		t.Fatalf("%d restarts done, want %d", len(windows), len(plan))
 	}
-	const grace = 2 * time.Second
+	// A failure must be an allowed outage code and overlap an outage or its
+	// grace. The grace is the recovery target, 2 s, under scripts/soak (and
+	// gated just below); by default it adds the query deadline, since on a
+	// loaded machine the requests queued behind an outage can still time out
+	// after PostgreSQL is back, which is load, not a missed recovery.
+	grace := soak.Scaled(2*time.Second+store.QueryTimeout, 2*time.Second)
+	const graceTarget = 2 * time.Second
 	for _, w := range windows {
 		var first, last time.Time
 		n, after := 0, 0
@@ -263,8 +274,8 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 			"%d failures among requests started after it was back",
 			w.mode, w.end.Sub(w.start).Round(time.Millisecond), n, errWindow.Round(time.Millisecond),
 			last.Sub(w.end).Round(time.Millisecond), after)
-		soak.Gate(t, n == 0 || !last.After(w.end.Add(grace)),
-			"restart -m %s: errors until %v after PostgreSQL was back, want ≤ %v", w.mode, last.Sub(w.end), grace)
+		soak.Gate(t, n == 0 || !last.After(w.end.Add(graceTarget)),
+			"restart -m %s: errors until %v after PostgreSQL was back, want ≤ %v", w.mode, last.Sub(w.end), graceTarget)
 	}
 	bad := 0
 	for _, o := range outs {
@@ -347,13 +358,18 @@ func TestT6ProxyFaults(t *testing.T) {
 		for {
 			o := call()
 			if o.ok() {
-				t.Logf("T6 %s: recovered %v after the fault ended", name, time.Since(start).Round(time.Millisecond))
+				took := time.Since(start)
+				t.Logf("T6 %s: recovered %v after the fault ended", name, took.Round(time.Millisecond))
+				soak.Gate(t, took <= store.QueryTimeout+3*time.Second, "%s: recovered after %v, want ≤ %v",
+					name, took, store.QueryTimeout+3*time.Second)
 				return
 			}
 			if o.status == 401 || o.status == 500 {
 				t.Errorf("%s recovery: %d %s", name, o.status, o.body)
 			}
-			if time.Since(start) > store.QueryTimeout+3*time.Second {
+			// A hang bound: a loaded machine may take longer than the
+			// target above, a server that never reconnects never succeeds.
+			if time.Since(start) > hygieneHang {
 				t.Fatalf("%s: no recovery after %v: %+v", name, time.Since(start), o)
 			}
 			time.Sleep(50 * time.Millisecond)

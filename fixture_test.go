@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,6 +81,34 @@ func fakeGitHub(gh *githubtest.Server) serveHooks {
 	return serveHooks{githubBaseURL: gh.URL(), githubHTTP: gh.HTTPClient(), githubNow: gh.Clock().Now}
 }
 
+// followWallClock keeps gh's clock on the wall clock, every second, until
+// the returned stop is called, for a server in another process, which signs
+// App JWTs by the wall clock and cannot share the fake's: a frozen fake
+// would refuse every JWT once the JWT's 60 s backdate has passed since the
+// fake started (a slow start on a loaded machine, a long run).
+func followWallClock(gh *githubtest.Server) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			gh.Clock().Set(time.Now())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-exited }) }
+}
+
+// serveHang bounds startServe's waits for serve to start and to return: only
+// a hang reaches it.
+const serveHang = 60 * time.Second
+
 // startServe runs serve in the background on a listener the test owns, and
 // waits until /healthz answers. It returns the base URL and a stop function
 // that cancels and waits for a clean return.
@@ -100,7 +129,9 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, env.get, stderr, hooks) }()
-	deadline := time.Now().Add(10 * time.Second)
+	// A hang bound, not a target: parallel tests start many servers at once,
+	// and on a loaded machine with the race detector one can take seconds.
+	deadline := time.Now().Add(serveHang)
 	for {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
@@ -113,7 +144,7 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server not healthy after 10s: %v", err)
+			t.Fatalf("server not healthy after %v: %v", serveHang, err)
 		}
 		time.Sleep(20 * time.Millisecond) // back off: never a busy loop
 	}
@@ -127,8 +158,8 @@ func startServe(t *testing.T, env testEnv, hooks serveHooks, stderr *logbuf.Buff
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(25 * time.Second):
-			return fmt.Errorf("serve did not return after cancel")
+		case <-time.After(shutdownGrace + serveHang):
+			return fmt.Errorf("serve did not return %v after cancel", shutdownGrace+serveHang)
 		}
 	}
 	t.Cleanup(func() { stop() })

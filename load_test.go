@@ -85,7 +85,8 @@ func cursorIn(body string) string {
 }
 
 // TestLD01SustainedLoadAndShutdown is LD-01 at reduced scale: an open-loop
-// mix over at most 64 connections, with the fake GitHub adding 20 ms and
+// mix over at most 64 connections (at most 16 requests at once outside
+// scripts/soak), with the fake GitHub adding 20 ms and
 // 16 KB documents read in 4 KB fragments. Every outcome must be a success;
 // latency percentiles are logged; goroutines, descriptors and database
 // connections return to the baseline. Then a second run is interrupted by
@@ -112,7 +113,12 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 	gh.HTTPClient().CloseIdleConnections()
 	base := snapshot(db, "heyaira")
 
-	openLoop(t.Context(), rate, dur, 0, l.fire)
+	// By default at most 16 requests run at once (a request due while 16
+	// are running is skipped, and counted): the rate is real time, and a
+	// loaded machine that cannot keep up would otherwise queue requests
+	// past the database and GitHub-slot deadlines, which is the machine's
+	// load, not the server's. scripts/soak drives the full open loop.
+	skipped := openLoop(t.Context(), rate, dur, soak.Scaled(int64(16), 0), l.fire)
 	outs := l.rec.all()
 	for _, o := range outs {
 		if !o.ok() {
@@ -122,8 +128,8 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 	all := durations(outs, outcome.ok)
 	docs := durations(outs, func(o outcome) bool { return o.ok() && o.kind == "git_document_get" })
 	mem := durations(outs, func(o outcome) bool { return o.ok() && o.kind != "git_document_get" })
-	t.Logf("LD-01: %d requests at %.0f/s over %v: p50 %v p99 %v; git_document_get (GitHub adds 20 ms) p50 %v p99 %v; "+
-		"memory/task p50 %v p99 %v", len(outs), rate, dur, pct(all, .5).Round(100*time.Microsecond),
+	t.Logf("LD-01: %d requests at %.0f/s over %v (%d skipped: 16 running): p50 %v p99 %v; git_document_get (GitHub adds 20 ms) p50 %v p99 %v; "+
+		"memory/task p50 %v p99 %v", len(outs), rate, dur, len(skipped), pct(all, .5).Round(100*time.Microsecond),
 		pct(all, .99).Round(100*time.Microsecond), pct(docs, .5).Round(100*time.Microsecond),
 		pct(docs, .99).Round(100*time.Microsecond), pct(mem, .5).Round(100*time.Microsecond), pct(mem, .99).Round(100*time.Microsecond))
 	l.c.close()
@@ -131,42 +137,73 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 	h, took := waitHygiene(t, db, "heyaira", base, 5*time.Second, 5)
 	t.Logf("T11 after LD-01: baseline %v; after %v (%v to settle)", base, h, took.Round(10*time.Millisecond))
 
-	// The interrupted run: 200 ms of GitHub latency keeps reads in flight.
-	gh.SetLatency(200 * time.Millisecond)
+	// The interrupted run. Reads held at the fake GitHub are in the server's
+	// handlers when it is stopped — known, not inferred from start times,
+	// since on a loaded machine a request sent well before the stop may
+	// still be unread on its connection — and they are let go only once the
+	// listener is closed, so they are in flight for the whole shutdown.
 	auditBefore := countRows(t, db, `audit_events WHERE action = 'document.read' AND outcome = 'ok'`)
 	l.rec, l.docOK, l.ackMem = &recorder{}, 0, nil
+	release := gh.Hold("h8v6", "heyaira")
+	defer release()
+	held := make([]outcome, 4)
+	var heldWG sync.WaitGroup
+	for i := range held {
+		heldWG.Add(1)
+		go func() {
+			defer heldWG.Done()
+			held[i] = l.c.toolCall(l.tokens[i], "git_document_get", map[string]any{"source_id": s.source})
+		}()
+	}
+	if _, ok := backToBaseline(hygieneHang, 10*time.Millisecond, func() bool { return gh.Held("h8v6", "heyaira") == len(held) }); !ok {
+		t.Fatalf("%d reads held at the fake GitHub, want %d", gh.Held("h8v6", "heyaira"), len(held))
+	}
 	ctx, cancel := context.WithCancel(t.Context())
-	var stopAt time.Time
-	var stopErr error
-	stopped := make(chan struct{})
+	defer cancel()
+	loopDone := make(chan struct{})
 	go func() {
-		time.Sleep(time.Second)
-		stopAt = time.Now()
-		stopErr = s.stop()
-		close(stopped)
-		cancel()
+		defer close(loopDone)
+		openLoop(ctx, 50, 3*time.Second, 0, l.fire)
 	}()
-	openLoop(ctx, 50, 3*time.Second, 0, l.fire)
-	<-stopped
+	time.Sleep(time.Second) // the mix runs for a while before the stop: load, not synchronisation
+	stopAt := time.Now()
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	addr := strings.TrimPrefix(s.base, "http://")
+	if _, ok := backToBaseline(hygieneHang, 10*time.Millisecond, func() bool {
+		cn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			cn.Close()
+		}
+		return err != nil
+	}); !ok {
+		t.Fatal("the listener still accepts connections after the stop began")
+	}
+	release()
+	stopErr := <-stopped
 	stopTook := time.Since(stopAt)
+	cancel()
+	<-loopDone
+	heldWG.Wait()
 	if stopErr != nil {
 		t.Errorf("graceful shutdown: %v", stopErr)
 	}
-	var inflight, refused, late int
+	for _, o := range held {
+		if !o.ok() {
+			t.Errorf("a read in flight at the shutdown failed: %s HTTP %d %.200s", o.code, o.status, o.body)
+			continue
+		}
+		l.docOK++
+	}
+	var refused, answered int
 	for _, o := range l.rec.all() {
-		switch {
-		case o.start.Before(stopAt.Add(-50 * time.Millisecond)):
-			inflight++
-			if !o.ok() {
-				t.Errorf("a request started before the shutdown failed: %s %s HTTP %d %.200s", o.kind, o.code, o.status, o.body)
-			}
-		case o.code == "transport":
+		if o.code == "transport" {
 			refused++
-		default:
-			late++
+		} else {
+			answered++
 		}
 	}
-	if _, err := net.DialTimeout("tcp", strings.TrimPrefix(s.base, "http://"), time.Second); err == nil {
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		t.Error("the listener still accepts connections after shutdown")
 	}
 	auditAfter := countRows(t, db, `audit_events WHERE action = 'document.read' AND outcome = 'ok'`)
@@ -180,7 +217,7 @@ func TestLD01SustainedLoadAndShutdown(t *testing.T) {
 			t.Errorf("acknowledged memory %q: %d rows", k, n)
 		}
 	}
-	t.Logf("LD-01 shutdown: %d requests started before it all succeeded; %d refused after; %d answered while draining; "+
-		"shutdown took %v; %d acknowledged reads = %d audit rows", inflight, refused, late,
+	t.Logf("LD-01 shutdown: %d reads in flight at it all succeeded; of the mix, %d answered and %d refused; "+
+		"shutdown took %v; %d acknowledged reads = %d audit rows", len(held), answered, refused,
 		stopTook.Round(time.Millisecond), l.docOK, auditAfter-auditBefore)
 }

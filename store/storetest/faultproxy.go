@@ -53,12 +53,16 @@ type FaultProxy struct {
 type proxyConn struct {
 	client, server net.Conn
 	once           sync.Once
-	replyCut       atomic.Bool // set by DropReplyAfter: nothing more reaches the client
+	replyCut       atomic.Bool   // set by DropReplyAfter: nothing more reaches the client
+	replied        chan struct{} // closed when the server answers after the cut
+	repliedOnce    sync.Once
+	closed         chan struct{} // closed by close
 }
 
 // close ends both sides; with rst the client side gets an RST, not a FIN.
 func (c *proxyConn) close(rst bool) {
 	c.once.Do(func() {
+		close(c.closed)
 		if rst {
 			if tc, ok := c.client.(*net.TCPConn); ok {
 				tc.SetLinger(0)
@@ -157,7 +161,7 @@ func (p *FaultProxy) accept() {
 			return
 		}
 		p.accepted.Add(1)
-		c := &proxyConn{client: cc}
+		c := &proxyConn{client: cc, replied: make(chan struct{}), closed: make(chan struct{})}
 		switch proxyMode(p.mode.Load()) {
 		case proxyReset:
 			c.close(true)
@@ -220,6 +224,9 @@ func (p *FaultProxy) pipe(c *proxyConn, src, dst net.Conn, toServer bool, limit 
 		if n > 0 {
 			chunk := buf[:n]
 			if proxyMode(p.mode.Load()) == proxyBlackhole || (!toServer && c.replyCut.Load()) {
+				if !toServer && c.replyCut.Load() {
+					c.repliedOnce.Do(func() { close(c.replied) })
+				}
 				chunk = nil // swallowed: no data, no FIN, no RST
 			}
 			cut := false
@@ -244,9 +251,15 @@ func (p *FaultProxy) pipe(c *proxyConn, src, dst net.Conn, toServer bool, limit 
 				sent += int64(len(chunk))
 			}
 			if cut {
-				// Give the server time to act on the request, then drop
-				// the connection: the client never learns the outcome.
-				time.Sleep(200 * time.Millisecond)
+				// Drop the connection once the server has answered (it acted
+				// on the request; the client never learns the outcome). Not
+				// a fixed pause: on a loaded machine the server may take
+				// longer, and closing first could lose the request itself.
+				select {
+				case <-c.replied:
+				case <-c.closed: // the proxy is closing
+				case <-time.After(60 * time.Second):
+				}
 				c.close(true)
 				return
 			}
