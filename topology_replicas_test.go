@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -239,17 +238,8 @@ var hiddenInputRE = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" va
 // fullBody sends one request and returns the status and the whole body.
 func fullBody(t *testing.T, c *loadClient, method, path, body string, header ...string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(raw)
+	a := send(t, c, method, path, body, header...)
+	return a.status, a.body
 }
 
 // listPage calls memory_list and returns its structured result.

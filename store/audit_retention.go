@@ -209,17 +209,7 @@ func scanAuditSpan(row *sql.Row, s *AuditSpan) error {
 // REPEATABLE READ, and retentionTimeout instead of QueryTimeout, for the
 // transaction and for each wait on the connection (as Migrate raises it).
 func (db *DB) retentionTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	ctx, cancel := context.WithTimeout(ctx, retentionTimeout)
-	defer cancel()
 	db.dialer.timeout.Store(int64(retentionTimeout))
 	defer db.dialer.timeout.Store(int64(ioTimeout))
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
-	if err != nil {
-		return wrap(op, err)
-	}
-	defer tx.Rollback()
-	if err := fn(ctx, tx); err != nil {
-		return wrap(op, err)
-	}
-	return wrap(op, tx.Commit())
+	return db.txWith(ctx, op, retentionTimeout, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}, fn)
 }

@@ -138,9 +138,15 @@ func (db *DB) CheckSchema(ctx context.Context) error {
 
 // inTx runs fn in a transaction under the query deadline and commits if fn succeeds.
 func (db *DB) inTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	return db.txWith(ctx, op, QueryTimeout, nil, fn)
+}
+
+// txWith is inTx with a timeout and transaction options of the caller's.
+func (db *DB) txWith(ctx context.Context, op string, timeout time.Duration, opts *sql.TxOptions,
+	fn func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tx, err := db.sql.BeginTx(ctx, nil)
+	tx, err := db.sql.BeginTx(ctx, opts)
 	if err != nil {
 		return wrap(op, err)
 	}
