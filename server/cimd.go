@@ -167,28 +167,51 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 		return c.Client, true
 	}
 	addLog(r.Context(), slog.String("code", fail.reason))
+	// The host is one the operator listed (or "" when the URL failed the
+	// gate), never text of the document.
+	host, _ := oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
 	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
 		// What the administrator needs to act on: the host and the reason,
 		// never the document.
-		host, _ := oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
 		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", requestID(r.Context()),
 			"host", host, "reason", fail.reason, "status", fail.status)
 	}
+	// The page says what the administrator must do: a client that uses a
+	// metadata document (Claude Code, Codex) never falls back to registering
+	// itself, so without the administrator it waits on this page for good.
+	const unlist = " so that the application registers itself instead."
 	status := http.StatusBadRequest
+	msg := "This server could not use the document that describes the application (reason: " + fail.reason + ")."
 	switch fail.reason {
 	case cimdStoreFailed:
 		logger.WarnContext(r.Context(), "cimd client store failed", "req_id", requestID(r.Context()), "err", fail.err)
 		writeUnavailablePage(w)
 		return store.Client{}, false
 	case cimdRateLimited:
-		w.Header().Set("Retry-After", strconv.Itoa(int(fail.wait.Seconds())+1))
+		wait := int(fail.wait.Seconds()) + 1
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
 		status = http.StatusTooManyRequests
-	case cimdRedirect, cimdTooLarge, cimdTimeout, cimdForbiddenAddr, cimdBadStatus, cimdBadContentType, cimdFetchFailed:
+		msg = "This server is fetching application descriptions from " + host + " too often right now (reason: " +
+			fail.reason + "). Try again from your application in " + strconv.Itoa(wait) + " seconds. " +
+			"If it keeps failing, the server may be unable to reach " + host + ": your administrator must let the server reach https://" +
+			host + ", or remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist
+	case cimdTimeout, cimdForbiddenAddr, cimdFetchFailed:
 		status = http.StatusBadGateway
+		msg = "This server could not fetch this application's description from " + host + " (reason: " + fail.reason + "). " +
+			"Your administrator must let the server reach https://" + host + ", or remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist +
+			" Starting again will not help until then."
+	case cimdRedirect, cimdTooLarge, cimdBadStatus, cimdBadContentType:
+		status = http.StatusBadGateway
+		msg = "This server fetched this application's description from " + host + ", but the answer cannot be used (reason: " +
+			fail.reason + "). If starting again from your application does not help, your administrator can remove " + host +
+			" from HEYAIRA_CIMD_HOSTS" + unlist
+	case cimdInvalidJSON, cimdClientIDMismatch, cimdSecret, cimdAuthMethod, cimdInvalidDocument:
+		msg = "The description this application publishes on " + host + " is not one this server accepts (reason: " + fail.reason +
+			"). Your administrator can remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist
+	default: // the URL itself was refused before any fetch
+		msg += " Start again from your application; if it keeps failing, tell your administrator."
 	}
-	writeMessage(w, status, "Application not recognised",
-		"This server could not use the document that describes the application (reason: "+fail.reason+
-			"). Start again from your application; if it keeps failing, tell your administrator.")
+	writeMessage(w, status, "Application not recognised", msg)
 	return store.Client{}, false
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"html"
 	"net"
 	"net/http"
 	"strings"
@@ -294,5 +295,82 @@ func TestCMFlood(t *testing.T) {
 	if total := s.totalFetches(); total > cimdHostBurst || most > cimdMaxInFlight {
 		t.Errorf("CM-09: %d fetches (at most %d at once) for %d authorizations; want ≤ %d, ≤ %d at once",
 			total, most, 2*n, cimdHostBurst, cimdMaxInFlight)
+	}
+}
+
+// TestCIMDErrorPageTellsTheAdministrator: a client that uses a metadata
+// document (Claude Code, Codex) never falls back to registering itself, so
+// when the server cannot fetch the document the user waits on the error
+// page for good. The page therefore says what the administrator must do,
+// naming the listed host; the log says the same with the reason.
+func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
+	t.Parallel()
+	const url = "https://claude.ai/oauth/claude-code-client-metadata"
+	// A server without egress: every connection fails.
+	noRoute := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
+	}
+	cimd, err := newCIMD([]string{"claude.ai"}, noRoute, nil, cimdFetchTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cimd.perHost = newRateLimiter(cimdHostRate, 1) // one fetch, then 429 (the clock stands still)
+	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+	page := func(wantStatus int) (string, http.Header) {
+		t.Helper()
+		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, "http://127.0.0.1:4567/callback").authorizeQuery("memory:read").Encode())
+		if p.status != wantStatus || p.header.Get("Location") != "" {
+			t.Fatalf("got %d Location=%q; want %d and no redirect\n%s", p.status, p.header.Get("Location"), wantStatus, p.body)
+		}
+		return html.UnescapeString(p.body), p.header
+	}
+	admin := []string{"Application not recognised", "let the server reach https://claude.ai",
+		"remove claude.ai from HEYAIRA_CIMD_HOSTS so that the application registers itself instead"}
+
+	body, _ := page(http.StatusBadGateway)
+	for _, want := range append(admin, "could not fetch this application's description from claude.ai (reason: cimd_fetch_failed)",
+		"Starting again will not help until then") {
+		if !strings.Contains(body, want) {
+			t.Errorf("502 page lacks %q:\n%s", want, body)
+		}
+	}
+	if log := e.logs.String(); !strings.Contains(log, `"msg":"cimd document unusable"`) ||
+		!strings.Contains(log, `"host":"claude.ai"`) || !strings.Contains(log, `"reason":"cimd_fetch_failed"`) {
+		t.Errorf("no WARN line naming the host and the reason:\n%s", log)
+	}
+
+	body, header := page(http.StatusTooManyRequests)
+	if header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	for _, want := range append(admin, "(reason: cimd_rate_limited)", "Try again from your application in "+header.Get("Retry-After")+" seconds") {
+		if !strings.Contains(body, want) {
+			t.Errorf("429 page lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+// TestCIMDRefusedDocumentPage: a document its host serves but this server
+// refuses names the host and the way out (unlisting it), and a 404 from the
+// host names it too.
+func TestCIMDRefusedDocumentPage(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
+	s.serveJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
+	for url, want := range map[string]struct {
+		status int
+		text   string
+	}{
+		"https://docs.example/nameless": {http.StatusBadRequest,
+			"The description this application publishes on docs.example is not one this server accepts (reason: cimd_invalid_document). " +
+				"Your administrator can remove docs.example from HEYAIRA_CIMD_HOSTS so that the application registers itself instead."},
+		"https://docs.example/missing": {http.StatusBadGateway,
+			"This server fetched this application's description from docs.example, but the answer cannot be used (reason: cimd_fetch_status)."},
+	} {
+		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
+		if body := html.UnescapeString(p.body); p.status != want.status || !strings.Contains(body, want.text) {
+			t.Errorf("%s: got %d\n%s\nwant %d with %q", url, p.status, body, want.status, want.text)
+		}
 	}
 }
