@@ -42,6 +42,13 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
+	return newTestEnvGitHub(t, nil, mutate...)
+}
+
+// newTestEnvGitHub is newTestEnv with options for the server's GitHub
+// client (by default the fake's: 10 s timeout, the fake's clock).
+func newTestEnvGitHub(t testing.TB, ghOpts []githubtest.Option, mutate ...func(*Config)) *testEnv {
+	t.Helper()
 	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
 	var err error
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
@@ -54,7 +61,7 @@ func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 		m(&e.cfg)
 	}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	e.srv.Config.Handler = NewServer(logger, e.cfg, e.db, e.gh.Client(), e.cursors)
+	e.srv.Config.Handler = NewServer(logger, e.cfg, e.db, e.gh.Client(ghOpts...), e.cursors)
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	// Runs before srv.Close (cleanups are last in, first out), when every

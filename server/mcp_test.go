@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMCPTransport(t *testing.T) {
@@ -136,7 +137,9 @@ func TestBearerChallenges(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
 	expired := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(expired))
+	// Expired by the server's clock (e.clock, which stands still), not the
+	// database's: on a loaded machine the two can be seconds apart.
+	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Second))
 	revoked := e.token(tn, "memory:read")
 	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
 	grantRevoked := e.token(tn, "memory:read")

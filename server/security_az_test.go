@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"heyaira/github/githubtest"
 	"heyaira/internal/soak"
@@ -140,7 +141,9 @@ func TestAZ02RefusedTokensTouchNothing(t *testing.T) {
 	foreign := e.token(tn, "documents:read")
 	e.exec(`UPDATE oauth_tokens SET resource = 'https://other.example/mcp' WHERE token_hash = $1`, oauth.Hash(foreign))
 	expired := e.token(tn, "documents:read")
-	e.exec(`UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(expired))
+	// Expired by the server's clock (e.clock, which stands still), not the
+	// database's: on a loaded machine the two can be seconds apart.
+	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Second))
 	revoked := e.token(tn, "documents:read")
 	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
 	grantGone := e.token(tn, "documents:read")

@@ -244,10 +244,10 @@ func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 // while 64 clients read with an 8-connection pool: each read fails at the
 // database deadline with store_unavailable, /readyz answers 503 while the
 // pool is exhausted, and reads succeed again within 2 s of the release.
-// (2) Reads with a slow GitHub and a 4-connection pool never wait for a
-// connection: no connection is held during the provider call.
-// Default: lock held 5 s, 64 reads with 1 s GitHub latency; scripts/soak:
-// 30 s, 256 reads with 2 s latency.
+// (2) Reads held at GitHub with a 4-connection pool: all of them wait there
+// at once, with no connection in use (none is held during the provider
+// call), and succeed when released. Default: lock held 5 s, 16 held reads;
+// scripts/soak: 30 s, 64.
 func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubHourlyBudget = 1e6, 1e6, 512, 1e6 })
@@ -342,13 +342,15 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	}
 	soak.Gate(t, back <= 2*time.Second, "reads recovered %v after the release, want ≤ 2s", back)
 
-	// (2) A slow GitHub and 4 connections.
-	n, latency := soak.Scaled(64, 256), soak.Scaled(time.Second, 2*time.Second)
+	// (2) GitHub holds every read and the pool has 4 connections: if a read
+	// kept its connection during the GitHub call, at most 4 reads could be
+	// waiting at GitHub at once. All n are, with no connection in use; once
+	// released, all succeed. No timing is involved: the reads wait at the
+	// fake until the test lets them go.
+	n := soak.Scaled(16, 64)
 	e.db.SQL().SetMaxOpenConns(4)
-	e.gh.SetLatency(latency)
-	waitsBefore := e.db.SQL().Stats().WaitDuration
+	release := e.gh.Hold("o", "r")
 	codes = map[string]int{}
-	start := time.Now()
 	for range n {
 		wg.Add(1)
 		go func() {
@@ -359,12 +361,18 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
+	for deadline := time.Now().Add(60 * time.Second); e.gh.Held("o", "r") < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			release()
+			wg.Wait()
+			t.Fatalf("only %d of %d reads reached GitHub with 4 connections (%v): a connection is held during the GitHub call", e.gh.Held("o", "r"), n, codes)
+		}
+	}
+	inUse := e.db.SQL().Stats().InUse
+	release()
 	wg.Wait()
-	e.gh.SetLatency(0)
-	waited := e.db.SQL().Stats().WaitDuration - waitsBefore
-	t.Logf("DB-06(2): %d reads, GitHub latency %v, 4 connections: %v in %v; total pool wait %v",
-		n, latency, codes, time.Since(start).Round(time.Millisecond), waited.Round(time.Millisecond))
-	if codes["ok"] != n {
-		t.Errorf("with a slow GitHub and 4 connections: %v, want all ok (a connection is held during the GitHub call)", codes)
+	t.Logf("DB-06(2): %d reads waiting at GitHub at once with 4 connections, %d connections in use meanwhile: %v", n, inUse, codes)
+	if inUse != 0 || codes["ok"] != n {
+		t.Errorf("with every read held at GitHub: %d connections in use, outcomes %v; want 0 and all ok", inUse, codes)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/github"
+	"heyaira/github/githubtest"
 	"heyaira/internal/soak"
 	"heyaira/oauth"
 )
@@ -165,7 +167,10 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	rounds := soak.Scaled(2, 10)
 	// One principal may hold all 64 slots here: the row is about memory per
 	// read in flight, at the server-wide cap (BT-21 pins the shares).
-	e := newTestEnv(t, func(c *Config) {
+	// GitHub's timeout is raised from the fake's 10 s: under -race on a
+	// loaded machine 64 concurrent 1 MiB reads can take longer, and a read
+	// that times out is not the memory this test measures.
+	e := newTestEnvGitHub(t, []githubtest.Option{func(c *github.Config) { c.Timeout = 5 * time.Minute }}, func(c *Config) {
 		c.ToolRate, c.ToolBurst, c.GitHubProjectShare, c.GitHubPrincipalShare, c.GitHubHourlyBudget = 1e6, 1e6, 64, 64, 1e6
 	})
 	tn := e.newTenant("o", "r")
@@ -181,7 +186,6 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	idle()
 	base := liveHeap()
 	var peak uint64
-	var timeouts int
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	go func() {
@@ -205,15 +209,7 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
-				switch c := rpcOutcome(r); c {
-				case "ok":
-				case "provider_unavailable":
-					// The fake's 10 s deadline, on a machine shared with
-					// other test runs: not what this test measures.
-					mu.Lock()
-					timeouts++
-					mu.Unlock()
-				default:
+				if c := rpcOutcome(r); c != "ok" {
 					t.Errorf("1 MiB read: %s", c)
 				}
 			}()
@@ -224,19 +220,17 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	idle()
 	// No decode buffer outlives its read (there is no pool): a collection
 	// brings the heap back to the baseline once the server's side of the
-	// closed connections has closed too (waited for, up to 2 s).
+	// closed connections has closed too (waited for, up to 60 s: a bound on
+	// a hang, not a target).
 	bound := base + base/10 + 4<<20
 	after := liveHeap()
-	for deadline := time.Now().Add(2 * time.Second); after > bound && time.Now().Before(deadline); after = liveHeap() {
+	for deadline := time.Now().Add(60 * time.Second); after > bound && time.Now().Before(deadline); after = liveHeap() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("LD-02: %d rounds of 64 concurrent 1 MiB reads: heap %.1f MB before, peak %.1f MB (+%.1f MB, %.2f MB per read), %.1f MB after; %d reads timed out at the fake",
-		rounds, mb(base), mb(peak), mb(peak-min(peak, base)), mb(peak-min(peak, base))/64, mb(after), timeouts)
-	if timeouts > rounds*64/4 {
-		t.Errorf("%d of %d reads timed out: the memory figures mean little", timeouts, rounds*64)
-	}
+	t.Logf("LD-02: %d rounds of 64 concurrent 1 MiB reads: heap %.1f MB before, peak %.1f MB (+%.1f MB, %.2f MB per read), %.1f MB after",
+		rounds, mb(base), mb(peak), mb(peak-min(peak, base)), mb(peak-min(peak, base))/64, mb(after))
 	if peak > base+64*4<<20 {
 		t.Errorf("peak heap %.1f MB over baseline %.1f MB + 64 × 4 MB", mb(peak), mb(base))
 	}
