@@ -102,7 +102,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		TrustedProxies: cfg.trustedProxies,
 		GitHubInFlight: cfg.githubInFlight,
 		Replicas:       cfg.replicas,
-		Version:        version,
+		Version:        buildVersion(),
 		Metrics:        metrics,
 		MetricsOnMain:  cfg.metricsPublic,
 		CIMD:           cimd,
@@ -134,7 +134,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL, "version", version)
+	logger.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL, "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
