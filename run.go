@@ -11,9 +11,6 @@ import (
 	"heyaira/admin"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // errUsage makes main exit with status 2.
 var errUsage = errors.New("usage")
 
@@ -46,7 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "admin":
 		return admin.Run(ctx, args[2:], getenv, stdout, stderr, schemaSQL)
 	case "version":
-		fmt.Fprintf(stdout, "heyaira %s\n", version)
+		fmt.Fprintf(stdout, "heyaira %s\n", buildVersion())
 		return nil
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)

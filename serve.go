@@ -15,7 +15,6 @@ import (
 	"heyaira/cursor"
 	"heyaira/github"
 	"heyaira/server"
-	"heyaira/store"
 )
 
 // serveHooks lets tests (Go code only, never configuration) point the server at
@@ -74,17 +73,18 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	gc.OnRequest, gc.OnMint = metrics.GitHubRequest, metrics.TokenMint
 	gh := github.NewClient(gc)
 
-	db, err := store.Open(ctx, cfg.databaseURL)
+	waitSeconds, err := envInt(getenv, dbWaitEnv, 0, 86400, 0)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
+	}
+	db, err := openStore(ctx, cfg.databaseURL, time.Duration(waitSeconds)*time.Second, logger)
+	if errors.Is(err, errStoppedWaiting) {
+		return nil // SIGTERM before the database answered: a clean stop
+	}
+	if err != nil {
+		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		if errors.Is(err, store.ErrSchemaMissing) {
-			return errors.New("database schema is missing: run `heyaira-admin migrate` first")
-		}
-		return fmt.Errorf("database: %w", err)
-	}
 
 	janitorCtx, stopJanitor := context.WithCancel(ctx)
 	janitorDone := make(chan struct{})
@@ -102,7 +102,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		TrustedProxies: cfg.trustedProxies,
 		GitHubInFlight: cfg.githubInFlight,
 		Replicas:       cfg.replicas,
-		Version:        version,
+		Version:        buildVersion(),
 		Metrics:        metrics,
 		MetricsOnMain:  cfg.metricsPublic,
 		CIMD:           cimd,
@@ -134,7 +134,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL, "version", version)
+	logger.Info("listening", "addr", ln.Addr().String(), "public_url", cfg.publicURL, "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

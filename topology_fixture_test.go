@@ -98,24 +98,39 @@ func startNginx(t *testing.T, dir, listen, cert, key string, replicas []string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The __REPLICA__ line, with its max_fails and fail_timeout, once per replica.
+	const replicaLine = "    server __REPLICA__ max_fails=1 fail_timeout=2s;\n"
 	var ups strings.Builder
 	for _, r := range replicas {
-		ups.WriteString("server " + r + " max_fails=1 fail_timeout=2s;\n    ")
+		ups.WriteString(strings.Replace(replicaLine, "__REPLICA__", r, 1))
 	}
-	conf := strings.NewReplacer("__REPLICAS__", ups.String(), "__LISTEN__", listen,
-		"__CERT__", cert, "__KEY__", key).Replace(string(site))
+	conf := mustReplace(t, "deploy/nginx-heyaira.conf", string(site), replicaLine, ups.String(),
+		"__LISTEN__", listen, "__CERT__", cert, "__KEY__", key)
 	if strings.Contains(conf, "__") {
 		t.Fatal("deploy/nginx-heyaira.conf has a placeholder the test does not fill")
 	}
-	user := ""
-	if os.Getuid() == 0 {
-		user = "user root;\n" // the workers must reach the test's private directory
+	// deploy/nginx.conf, the complete configuration, with the test's own
+	// paths, a free port for its http redirect, and nginx in the foreground.
+	outer, err := os.ReadFile("deploy/nginx.conf")
+	if err != nil {
+		t.Fatal(err)
 	}
-	main := user + "daemon off;\nworker_processes 1;\npid " + dir + "/nginx.pid;\nerror_log " + dir + "/error.log warn;\n" +
-		"events { worker_connections 512; }\nhttp {\n  access_log off;\n" +
-		"  client_body_temp_path " + dir + "/body;\n  proxy_temp_path " + dir + "/proxy;\n" +
-		"  fastcgi_temp_path " + dir + "/fastcgi;\n  uwsgi_temp_path " + dir + "/uwsgi;\n  scgi_temp_path " + dir + "/scgi;\n" +
-		"  include " + dir + "/site.conf;\n}\n"
+	user := "" // the workers must reach the test's private directory
+	if os.Getuid() == 0 {
+		user = "user root;"
+	}
+	main := mustReplace(t, "deploy/nginx.conf", string(outer),
+		"user www-data;", user+"\ndaemon off;",
+		"worker_processes auto;", "worker_processes 1;",
+		"pid /run/nginx.pid;", "pid "+dir+"/nginx.pid;",
+		"error_log /var/log/nginx/error.log warn;", "error_log "+dir+"/error.log warn;",
+		"worker_connections 4096;", "worker_connections 512;",
+		"access_log /var/log/nginx/heyaira.access.log heyaira;", "access_log "+dir+"/access.log heyaira;\n"+
+			"    client_body_temp_path "+dir+"/body;\n    proxy_temp_path "+dir+"/proxy;\n"+
+			"    fastcgi_temp_path "+dir+"/fastcgi;\n    uwsgi_temp_path "+dir+"/uwsgi;\n    scgi_temp_path "+dir+"/scgi;",
+		"listen 80;", "listen "+freeAddr(t)+";",
+		"listen [::]:80;", "",
+		"include /etc/nginx/heyaira.conf;", "include "+dir+"/site.conf;")
 	for name, body := range map[string]string{"site.conf": conf, "nginx.conf": main} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -154,6 +169,19 @@ func startNginx(t *testing.T, dir, listen, cert, key string, replicas []string) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// mustReplace replaces each old string of pairs in s by its new one; each
+// must be there, so that the shipped file and the test cannot drift apart.
+func mustReplace(t *testing.T, name, s string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(s, pairs[i]) {
+			t.Fatalf("%s no longer contains %q, which the test replaces", name, pairs[i])
+		}
+		s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
+	}
+	return s
 }
 
 // topology is nginx on https in front of two replicas of one deployment.
