@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		return serve(ctx, getenv, stderr, serveHooks{})
 	case "admin":
-		return admin.Run(ctx, args[2:], getenv, stdout, stderr, schemaSQL)
+		return admin.RunAs(ctx, "heyaira", args[2:], getenv, stdout, stderr, schemaSQL)
 	case "version":
 		fmt.Fprintf(stdout, "heyaira %s\n", version)
 		return nil
