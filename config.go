@@ -51,6 +51,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
+			if err := checkOrigin(o); err != nil {
+				return c, err
+			}
 			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
 		}
 	}
@@ -101,6 +104,34 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, errors.New("set HEYAIRA_METRICS_ADDR or HEYAIRA_METRICS_PUBLIC, not both")
 	}
 	return c, nil
+}
+
+// checkOrigin refuses an entry of HEYAIRA_ALLOWED_ORIGINS that can never
+// equal an Origin header, which /mcp compares exactly: a browser sends
+// scheme://host[:port] in lower case, with nothing after it. A bare host
+// name ("example.com") was the usual mistake, and it allowed nothing.
+func checkOrigin(o string) error {
+	u, err := url.Parse(strings.TrimRight(o, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q is not an origin: write scheme://host[:port] "+
+			"with nothing after it, e.g. https://%s", o, exampleHost(o))
+	}
+	if o != strings.ToLower(o) {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q must be in lower case, as browsers send the Origin header", o)
+	}
+	return nil
+}
+
+// exampleHost is a host name taken from a malformed origin, for the hint.
+func exampleHost(o string) string {
+	if _, rest, ok := strings.Cut(o, "://"); ok {
+		o = rest
+	}
+	if h, _, _ := strings.Cut(o, "/"); h != "" && !strings.ContainsAny(h, " \t") {
+		return strings.ToLower(h)
+	}
+	return "app.example.com"
 }
 
 // isLoopbackName reports whether a URL host is localhost or a loopback IP.
