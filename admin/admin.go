@@ -276,6 +276,9 @@ func failed(cmd string, err error) error {
 		msg = "database schema missing: run heyaira-admin migrate"
 	case errors.Is(err, store.ErrUnavailable):
 		msg = "database unavailable: " + msg
+		if oe, ok := errors.AsType[*store.OpError](err); ok {
+			msg = "database unavailable: " + oe.Cause.Error()
+		}
 	}
 	return &cmdError{cmd: cmd, msg: oneLine(msg), err: err}
 }
