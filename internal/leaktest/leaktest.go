@@ -1,6 +1,7 @@
 // Package leaktest is the goroutine-leak check every package's TestMain runs
 // (docs/security-tests.md LD-05): every goroutine the tests started must end
-// within 5 s of the last test. It imports only the standard library, so a
+// within 5 s of the last test. It imports only the standard library (and
+// internal/skips, which does too), so a
 // leaf package's tests (cursor, oauth, server/catalog) can use it without
 // linking the store; packages whose tests use PostgreSQL call
 // storetest.MainWithLeakCheck, which also stops the private cluster first.
@@ -16,18 +17,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"heyaira/internal/skips"
 )
 
 // Grace is how long the goroutines the tests started get to end.
 const Grace = 5 * time.Second
 
 // Main runs the tests, then each of after (in order, whatever the result),
-// then, if the tests passed, the leak check. It returns the exit code.
+// then prints how many tests skipped for a missing prerequisite (package
+// skips), then, if the tests passed, the leak check. It returns the exit code.
 func Main(m *testing.M, after ...func()) int {
 	code := m.Run()
 	for _, f := range after {
 		f()
 	}
+	skips.Report(os.Stdout)
 	if code == 0 {
 		if leaked := Leaked(Grace); leaked != "" {
 			fmt.Fprintf(os.Stderr, "LD-05: goroutines still running %v after the tests ended:\n\n%s\n", Grace, leaked)
