@@ -70,7 +70,7 @@ func TestArgumentErrorsNameTheFields(t *testing.T) {
 	e := newTestEnv(t)
 	tok := e.token(e.newTenant("o", "r"), "memory:read", "memory:write")
 	for want, args := range map[string]map[string]any{
-		`unknown field "value"; the fields are key, content`: {"key": "k", "value": "x"},
+		`unknown field "value"; the fields are key, content`:      {"key": "k", "value": "x"},
 		`field "content" has the wrong type: it must be a string`: {"key": "k", "content": 5},
 	} {
 		sc := e.wantCode(tok, "memory_put", args, "invalid_argument")
