@@ -3,16 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"heyaira/internal/secretfile"
 	"heyaira/server"
 )
 
@@ -32,6 +30,7 @@ type config struct {
 	githubInFlight int           // 0: the server's default
 	replicas       int           // replicas sharing the database; budgets are divided by it
 	drainDelay     time.Duration // how long /readyz fails before the listener closes
+	dbWait         time.Duration // how long serve waits for PostgreSQL at start; 0: no limit
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -53,6 +52,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
+			if err := checkOrigin(o); err != nil {
+				return c, err
+			}
 			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
 		}
 	}
@@ -76,6 +78,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	c.drainDelay = time.Duration(drain) * time.Second
+	wait, err := envInt(getenv, dbWaitEnv, 0, 86400, 0)
+	if err != nil {
+		return c, err
+	}
+	c.dbWait = time.Duration(wait) * time.Second
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")
 	}
@@ -103,6 +110,34 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, errors.New("set HEYAIRA_METRICS_ADDR or HEYAIRA_METRICS_PUBLIC, not both")
 	}
 	return c, nil
+}
+
+// checkOrigin refuses an entry of HEYAIRA_ALLOWED_ORIGINS that can never
+// equal an Origin header, which /mcp compares exactly: a browser sends
+// scheme://host[:port] in lower case, with nothing after it. A bare host
+// name ("example.com") was the usual mistake, and it allowed nothing.
+func checkOrigin(o string) error {
+	u, err := url.Parse(strings.TrimRight(o, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q is not an origin: write scheme://host[:port] "+
+			"with nothing after it, e.g. https://%s", o, exampleHost(o))
+	}
+	if o != strings.ToLower(o) {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q must be in lower case, as browsers send the Origin header", o)
+	}
+	return nil
+}
+
+// exampleHost is a host name taken from a malformed origin, for the hint.
+func exampleHost(o string) string {
+	if _, rest, ok := strings.Cut(o, "://"); ok {
+		o = rest
+	}
+	if h, _, _ := strings.Cut(o, "/"); h != "" && !strings.ContainsAny(h, " \t") {
+		return strings.ToLower(h)
+	}
+	return "app.example.com"
 }
 
 // isLoopbackName reports whether a URL host is localhost or a loopback IP.
@@ -134,38 +169,6 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// maxSecretFile bounds what readProtectedFile reads: key files are tiny.
-const maxSecretFile = 64 << 10
-
-// readProtectedFile reads a secret from a "protected file": a regular file,
-// owned by the running user, not readable or writable by group or others.
-// Because a secret in a file others can read is no longer a secret, anything
-// else is refused before a byte is read.
-func readProtectedFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, errors.Unwrap(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s has mode %04o; it must not be accessible by group or others (chmod 600)", path, perm)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return nil, fmt.Errorf("%s is owned by uid %d, not by the running user (uid %d)", path, st.Uid, os.Getuid())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSecretFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxSecretFile)
-	}
-	return b, nil
-}
+// readProtectedFile reads a secret from a protected file (internal/secretfile):
+// the cursor key and the App key are both read this way.
+var readProtectedFile = secretfile.Read

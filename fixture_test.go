@@ -172,7 +172,16 @@ func adminRun(t *testing.T, env testEnv, args ...string) map[string]any {
 	var stdout, stderr bytes.Buffer
 	argv := append([]string{"heyaira-admin"}, args...)
 	argv = append(argv, "--json")
-	if err := run(t.Context(), argv, env.get, nil, &stdout, &stderr); err != nil {
+	// Without the App variables: through run, add-document-source would check
+	// its path with api.github.com, which the fixtures' fake GitHub is not
+	// (the check itself is tested against the fake in package admin).
+	getenv := func(k string) string {
+		if k == "HEYAIRA_GITHUB_APP_ID" || k == "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE" {
+			return ""
+		}
+		return env[k]
+	}
+	if err := run(t.Context(), argv, getenv, nil, &stdout, &stderr); err != nil {
 		t.Fatalf("heyaira-admin %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	var out map[string]any

@@ -68,6 +68,10 @@ func TestInteropGoSDK(t *testing.T) {
 // legacy mode (initialize), with the same calls as TestInteropGoSDK.
 func TestInteropTypeScriptSDKv2(t *testing.T) {
 	t.Parallel()
+	// In the parent, before the fixture: when the Node packages are missing
+	// the test itself skips. Left to the subtests, it reported PASS with
+	// every subtest skipped.
+	jsDir(t)
 	f := newInteropFixture(t)
 	tok := "hya_" + rand.Text() + rand.Text()
 	insertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,

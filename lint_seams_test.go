@@ -56,4 +56,5 @@ var allowedFuncField = map[string]bool{
 	"Config.OnRequest":     true, // github: metrics, set by serve
 	"Config.OnMint":        true, // github: metrics, set by serve
 	"CodeRedemption.Check": true, // store: the token endpoint's check inside the redemption transaction
+	"Config.GitHubProblem": true, // server: what /readyz says about the App, passed in by serve (githubapp.go)
 }

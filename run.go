@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +22,9 @@ const usage = `usage:
 `
 
 // run is the whole program: main only adds signals and exit codes. It is the
-// only function that receives the environment, so tests can run it in parallel.
+// only function that receives the environment, so tests can run it in
+// parallel: values come only through getenv; os.Environ gives serve the
+// names to warn about, and serve ignores a name getenv does not see.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		args = []string{"heyaira"}
@@ -39,9 +42,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			fmt.Fprintf(stderr, "serve takes no arguments; it is configured by the environment\n%s", usage)
 			return errUsage
 		}
-		return serve(ctx, getenv, stderr, serveHooks{})
+		// os.Environ only lists names for the unknown-variable warning;
+		// every value is still read through getenv.
+		return serve(ctx, getenv, stderr, serveHooks{environ: os.Environ})
 	case "admin":
-		return admin.Run(ctx, args[2:], getenv, stdout, stderr, schemaSQL)
+		return admin.RunAs(ctx, "heyaira", args[2:], getenv, stdout, stderr, schemaSQL)
 	case "version":
 		fmt.Fprintf(stdout, "heyaira %s\n", buildVersion())
 		return nil

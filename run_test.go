@@ -57,6 +57,26 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
+// Issue 31: the admin CLI's lines on stderr start with the name it was
+// invoked as, as main's own failure line does: "heyaira:" for `heyaira
+// admin`, "heyaira-admin:" for the link.
+func TestAdminMessagesNameTheProgram(t *testing.T) {
+	t.Parallel()
+	for argv0, want := range map[string]string{"heyaira": "heyaira: ", "/usr/local/bin/heyaira-admin": "heyaira-admin: "} {
+		for _, args := range [][]string{{"list-principals"}, {"frobnicate"}} {
+			argv := []string{argv0}
+			if argv0 == "heyaira" {
+				argv = append(argv, "admin")
+			}
+			var stderr bytes.Buffer
+			err := run(t.Context(), append(argv, args...), func(string) string { return "" }, nil, &bytes.Buffer{}, &stderr)
+			if exitCode(err) != 2 || !strings.HasPrefix(stderr.String(), want+args[0]) && !strings.HasPrefix(stderr.String(), want+"unknown command") {
+				t.Errorf("%v: exit %d, stderr %q, want 2 and a line starting %q", argv, exitCode(err), stderr.String(), want)
+			}
+		}
+	}
+}
+
 func TestServeRefusesMissingSchema(t *testing.T) {
 	t.Parallel()
 	env := baseEnv(t, storetest.NewURL(t))

@@ -131,9 +131,10 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 // Row PF-09(b, c): App credentials. PKCS#1 and PKCS#8 keys load; a key file
 // that is group- or world-readable, owned by another user, a dangling or
 // unprotected symlink, missing, or not PEM is refused with one start-up
-// line that names the path and never the contents; document tools then
-// answer provider_unconfigured (also with no App ID) while the other tools
-// keep working. A symlink to a protected file is followed and its target
+// ERROR line that names the path and never the contents, and /readyz
+// answers 200 "degraded" naming the problem (issue 31: a WARN alone was
+// easy to miss); document tools then answer provider_unconfigured (also
+// with no App ID) while the other tools keep working. A symlink to a protected file is followed and its target
 // checked (decision: secret volumes are symlinks; the target is what is
 // read, and it must be protected).
 func TestPF09AppKeyFiles(t *testing.T) {
@@ -212,23 +213,36 @@ func TestPF09AppKeyFiles(t *testing.T) {
 			if mem.code != "not_found" {
 				t.Errorf("memory tool: %s", mem.code)
 			}
-			warnings := 0
+			warnings, errs := 0, 0
 			for _, line := range strings.Split(logs.String(), "\n") {
-				if strings.Contains(line, `"level":"WARN"`) {
+				switch {
+				case strings.Contains(line, `"level":"WARN"`):
 					warnings++
+				case strings.Contains(line, `"level":"ERROR"`):
+					errs++
 				}
 			}
+			ready := c.do("readyz", "GET", "/readyz", "", "")
 			if tc.ok {
-				if !read.ok() || warnings != 0 {
-					t.Errorf("read %s with %d warnings, want ok", read.code, warnings)
+				if !read.ok() || warnings+errs != 0 || strings.TrimSpace(ready.body) != `{"status":"ok"}` {
+					t.Errorf("read %s with %d warnings and %d errors, /readyz %s, want ok", read.code, warnings, errs, ready.body)
 				}
 				return
 			}
 			if read.code != "provider_unconfigured" {
 				t.Errorf("read: %s, want provider_unconfigured", read.code)
 			}
-			if warnings != 1 {
-				t.Errorf("%d start-up warnings, want 1:\n%s", warnings, logs.String())
+			// Issue 31: a configured App that cannot work is one ERROR line
+			// (not a WARN that is easy to miss) and a degraded /readyz.
+			if errs != 1 || warnings != 0 {
+				t.Errorf("%d start-up errors and %d warnings, want 1 error:\n%s", errs, warnings, logs.String())
+			}
+			wantReady := `{"github":"app_key_refused","status":"degraded"}`
+			if tc.appID == "" {
+				wantReady = `{"github":"app_config_incomplete","status":"degraded"}`
+			}
+			if ready.status != 200 || strings.TrimSpace(ready.body) != wantReady {
+				t.Errorf("/readyz: %d %s, want 200 %s", ready.status, ready.body, wantReady)
 			}
 			if tc.appID != "" && !strings.Contains(logs.String(), tc.path) {
 				t.Errorf("the warning does not name the path %s", tc.path)

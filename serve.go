@@ -34,6 +34,9 @@ type serveHooks struct {
 	// client ID metadata documents; nil in production.
 	cimdDial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	cimdRoots *x509.CertPool
+	// environ lists the process environment (run passes os.Environ), for the
+	// warning on unknown HEYAIRA_* names; nil: no such check.
+	environ func() []string
 }
 
 // shutdownGrace bounds how long in-flight requests may take after the
@@ -45,6 +48,9 @@ const shutdownGrace = 20 * time.Second
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, hooks serveHooks) error {
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: utcTime}))
 
+	if hooks.environ != nil {
+		warnUnknownVars(hooks.environ(), getenv, logger)
+	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
@@ -69,15 +75,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		return err
 	}
 	metrics := server.NewMetrics()
-	gc := githubConfig(cfg, hooks, logger)
-	gc.OnRequest, gc.OnMint = metrics.GitHubRequest, metrics.TokenMint
+	gc, health := githubConfig(cfg, hooks, logger)
+	gc.OnRequest = func(route string, status int, d time.Duration) {
+		metrics.GitHubRequest(route, status, d)
+		health.observe(route, status)
+	}
+	gc.OnMint = metrics.TokenMint
 	gh := github.NewClient(gc)
 
-	waitSeconds, err := envInt(getenv, dbWaitEnv, 0, 86400, 0)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, cfg.databaseURL, time.Duration(waitSeconds)*time.Second, logger)
+	db, err := openStore(ctx, cfg.databaseURL, cfg.dbWait, logger)
 	if errors.Is(err, errStoppedWaiting) {
 		return nil // SIGTERM before the database answered: a clean stop
 	}
@@ -106,6 +112,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		Metrics:        metrics,
 		MetricsOnMain:  cfg.metricsPublic,
 		CIMD:           cimd,
+		GitHubProblem:  health.problem,
 	}
 	if hooks.tune != nil {
 		hooks.tune(&scfg)
@@ -164,38 +171,6 @@ func utcTime(groups []string, a slog.Attr) slog.Attr {
 		a.Value = slog.TimeValue(a.Value.Time().UTC())
 	}
 	return a
-}
-
-// githubConfig loads the App credentials. A missing or unprotected key is not
-// fatal: document tools then answer provider_unconfigured, and we say why once.
-func githubConfig(cfg config, hooks serveHooks, logger *slog.Logger) github.Config {
-	gc := github.Config{BaseURL: hooks.githubBaseURL, HTTP: hooks.githubHTTP, Timeout: hooks.githubTimeout, Now: hooks.githubNow, Logger: logger}
-	switch {
-	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
-		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")
-		return gc
-	case cfg.githubAppID == "":
-		logger.Warn("HEYAIRA_GITHUB_APP_ID is not set: document tools answer provider_unconfigured")
-		return gc
-	case cfg.githubKeyFile == "":
-		logger.Warn("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is not set: document tools answer provider_unconfigured")
-		return gc
-	}
-	pemBytes, err := readProtectedFile(cfg.githubKeyFile)
-	if err != nil {
-		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured", "reason", err.Error())
-		return gc
-	}
-	key, err := github.ParseAppKey(pemBytes)
-	if err != nil {
-		// The path, never the contents: the reason names only what is wrong.
-		logger.Warn("GitHub App key refused: document tools answer provider_unconfigured",
-			"path", cfg.githubKeyFile, "reason", err.Error())
-		return gc
-	}
-	gc.AppID = cfg.githubAppID
-	gc.Key = key
-	return gc
 }
 
 // serveMetrics serves /metrics alone on addr, for operators who keep it off

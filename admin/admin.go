@@ -19,8 +19,10 @@
 //
 // Exit status is applied by main: nil, or flag.ErrHelp when help was asked
 // for (Run has printed it on stdout) → 0; an error wrapping ErrUsage → 2 (Run
-// has printed the reason on stderr); any other error → 1, printed by main as "heyaira-admin: <error>" on one line ("heyaira:"
-// when invoked as `heyaira admin`).
+// has printed the reason on stderr); any other error → 1, printed by main as
+// "heyaira-admin: <error>" on one line. Invoked as `heyaira admin` (RunAs
+// "heyaira"), every line the CLI prints on stderr starts "heyaira:" instead,
+// as main's own line does.
 package admin
 
 import (
@@ -82,7 +84,7 @@ var commands = []Command{
 		"link a GitHub repository to a project", runLinkRepository},
 	{"unlink-repository", "heyaira-admin unlink-repository --project-id P --github-owner O --github-repository R",
 		"revoke a project's link to a GitHub repository", runUnlinkRepository},
-	{"add-document-source", "heyaira-admin add-document-source --project-id P --github-owner O --github-repository R --document-role runtime|reference|instruction --path PATH (--commit-sha SHA40 | --track BRANCH) [--profile NAME] [--fragment-limit BYTES]",
+	{"add-document-source", "heyaira-admin add-document-source --project-id P --github-owner O --github-repository R --document-role runtime|reference|instruction --path PATH (--commit-sha SHA40 | --track BRANCH) [--profile NAME] [--fragment-limit BYTES] [--skip-github-check]",
 		"allowlist a document of a linked repository", runAddDocumentSource},
 	{"revoke-document-source", "heyaira-admin revoke-document-source --source-id S",
 		"revoke an allowlisted document", runRevokeDocumentSource},
@@ -117,7 +119,20 @@ var commands = []Command{
 // Run runs one admin command. args[0] is the command name (e.g. "migrate");
 // schema is the embedded schema.sql. It reads HEYAIRA_DATABASE_URL and
 // HEYAIRA_PUBLIC_URL (default http://127.0.0.1:8080) through getenv only.
+// Its lines on stderr start "heyaira-admin:".
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, schema string) error {
+	return RunAs(ctx, "heyaira-admin", args, getenv, stdout, stderr, schema)
+}
+
+// RunAs is Run invoked under another program name (`heyaira admin` is
+// "heyaira"), which starts each line it prints on stderr.
+func RunAs(ctx context.Context, prog string, args []string, getenv func(string) string, stdout, stderr io.Writer, schema string) error {
+	return run(ctx, &env{prog: prog, getenv: getenv, stdout: stdout, stderr: stderr, schema: schema}, args)
+}
+
+// run runs the command args[0] with e's I/O, configuration and GitHub.
+func run(ctx context.Context, e *env, args []string) error {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
 		printTable(stderr)
 		return ErrUsage
@@ -126,7 +141,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if c, ok := lookup(args[1]); ok {
-				return c.run(ctx, &env{cmd: c, stdout: stdout, stderr: stderr}, []string{"--help"})
+				e.cmd = c
+				return c.run(ctx, e, []string{"--help"})
 			}
 		}
 		printTable(stdout)
@@ -134,17 +150,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "heyaira-admin: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "%s: unknown command %q\n", e.prog, args[0])
 		printTable(stderr)
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
-	e := &env{cmd: c, getenv: getenv, stdout: stdout, stderr: stderr, schema: schema}
+	e.cmd = c
 	defer e.close()
 	err := c.run(ctx, e, args[1:])
 	var ue *usageError
 	if errors.As(err, &ue) {
 		// main prints nothing for usage errors, so the reason is printed here, once.
-		fmt.Fprintf(stderr, "heyaira-admin: %s\n", ue.Error())
+		fmt.Fprintf(stderr, "%s: %s\n", e.prog, ue.Error())
 	}
 	return err
 }
@@ -169,11 +185,13 @@ func printTable(w io.Writer) {
 // env is what a command may use: injected I/O and configuration, and the
 // database, opened only after the command has validated its input.
 type env struct {
+	prog   string // the program name that starts each line on stderr
 	cmd    Command
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
 	schema string
+	gh     githubHooks
 	db     *store.DB
 }
 
@@ -258,6 +276,9 @@ func failed(cmd string, err error) error {
 		msg = "database schema missing: run heyaira-admin migrate"
 	case errors.Is(err, store.ErrUnavailable):
 		msg = "database unavailable: " + msg
+		if oe, ok := errors.AsType[*store.OpError](err); ok {
+			msg = "database unavailable: " + oe.Cause.Error()
+		}
 	}
 	return &cmdError{cmd: cmd, msg: oneLine(msg), err: err}
 }

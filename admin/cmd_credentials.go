@@ -44,8 +44,8 @@ func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
 	}{t, token}
 	return f.output(out, func(w io.Writer) {
 		fmt.Fprintln(w, token)
-		fmt.Fprintf(e.stderr, "heyaira-admin: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
-			t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
+		fmt.Fprintf(e.stderr, "%s: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
+			e.prog, t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
 	})
 }
 

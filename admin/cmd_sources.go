@@ -86,6 +86,7 @@ func runAddDocumentSource(ctx context.Context, e *env, args []string) error {
 	track := f.String("track", "", "instead of a commit, track this `branch` (role instruction only; resolved at workflow dispatch)")
 	profile := f.String("profile", "", "limit an instruction source to one catalog profile `name` (default: all profiles)")
 	limit := f.Int("fragment-limit", defaultFragmentLimit, "the largest fragment a read returns, in `bytes` (1 to 65536)")
+	skipCheck := f.Bool("skip-github-check", false, "add the source without reading it through the GitHub App first")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -120,9 +121,15 @@ func runAddDocumentSource(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}
-	s, err := db.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: *project, GitHubOwner: *owner,
+	in := store.NewDocumentSource{ProjectID: *project, GitHubOwner: *owner,
 		GitHubRepository: *repo, Role: *role, Path: *path, CommitSHA: *commit, TrackingRef: *track,
-		Profile: *profile, FragmentLimit: *limit})
+		Profile: *profile, FragmentLimit: *limit}
+	if !*skipCheck {
+		if err := e.verifySource(ctx, db, in); err != nil {
+			return failed(e.cmd.Name, err)
+		}
+	}
+	s, err := db.AddDocumentSource(ctx, in)
 	if err != nil {
 		return failed(e.cmd.Name, err)
 	}

@@ -151,8 +151,8 @@ func runSigninLink(ctx context.Context, e *env, args []string) error {
 	}{l, link}
 	return f.output(out, func(w io.Writer) {
 		fmt.Fprintln(w, link)
-		fmt.Fprintf(e.stderr, "heyaira-admin: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
-			l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(e.stderr, "%s: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
+			e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
 	})
 }
 

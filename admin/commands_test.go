@@ -200,3 +200,16 @@ func TestAudit(t *testing.T) {
 		t.Errorf("audit text output:\n%s", text)
 	}
 }
+
+// Issue 31: an unreachable database is one plain reason, without the
+// store's own prefix repeated ("database unavailable: store: ping: store:
+// unavailable" before).
+func TestUnavailableDatabaseReason(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"HEYAIRA_DATABASE_URL": "postgres://127.0.0.1:1/none?sslmode=disable&connect_timeout=2"}
+	_, _, err := runWith(t, env, "list-accounts")
+	if err == nil || !strings.HasPrefix(err.Error(), "list-accounts: database unavailable: dial tcp 127.0.0.1:1: ") ||
+		strings.Contains(err.Error(), "store:") {
+		t.Errorf("err = %v, want list-accounts: database unavailable: dial tcp …, without store:", err)
+	}
+}

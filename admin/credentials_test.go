@@ -126,6 +126,22 @@ func TestCredentialCommands(t *testing.T) {
 		t.Errorf("%d tokens of the revoked grant are still live", live)
 	}
 
+	// The other kind's flag is refused, naming the flag that revokes it
+	// (issue 31: list-grants lists both kinds together).
+	for _, tc := range []struct{ flag, id, want string }{
+		{"--token-id", legacy, "token " + legacy + " not found: it is a legacy token; revoke it with heyaira-admin revoke-token --legacy-token-id " + legacy},
+		{"--legacy-token-id", access, "legacy token " + access + " not found: it is an OAuth token; revoke it with heyaira-admin revoke-token --token-id " + access},
+		{"--token-id", unknownID, "token " + unknownID + " not found"},
+	} {
+		before := h.counts()
+		if _, _, err := h.run("revoke-token", tc.flag, tc.id); err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("revoke-token %s: err = %v, want %q", tc.flag, err, tc.want)
+		}
+		if diff := cmp.Diff(before, h.counts()); diff != "" {
+			t.Errorf("revoke-token %s changed row counts:\n%s", tc.flag, diff)
+		}
+	}
+
 	got = h.changeJSON("revoke-token", "--legacy-token-id", legacy)
 	wantRev = map[string]any{"id": "<legacy>", "kind": "legacy", "project_id": "<project>",
 		"revoked_at": "<time>", "tokens_revoked": num("1")}

@@ -68,3 +68,56 @@ func TestDocsDocumentSources(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONShapes: the rule of docs/admin.md "JSON shapes". Every list
+// command (list-* and audit) prints an array with --json unless the doc's
+// table names it, and then an object; the table names only list commands.
+func TestJSONShapes(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../docs/admin.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "**JSON shapes.**")
+	if start < 0 {
+		t.Fatal(`docs/admin.md has no "JSON shapes" paragraph`)
+	}
+	objects := map[string]bool{}
+	for _, line := range strings.Split(doc[start:], "\n\n")[1:2] {
+		for _, row := range strings.Split(line, "\n")[2:] {
+			if name, ok := strings.CutPrefix(row, "| `"); ok {
+				objects[name[:strings.Index(name, "`")]] = true
+			}
+		}
+	}
+	if len(objects) == 0 {
+		t.Fatal("the JSON shapes table lists no command")
+	}
+	h := newHarness(t)
+	f := h.fixture()
+	flags := map[string][]string{"list-principals": {"--account-id", f.account}, "list-account-sources": {"--account-id", f.account},
+		"list-members": {"--project-id", f.project}, "list-document-sources": {"--project-id", f.project},
+		"list-grants": {"--project-id", f.project}, "audit": {"--project-id", f.project}}
+	checked := 0
+	for _, c := range admin.Commands() {
+		if !strings.HasPrefix(c.Name, "list-") && c.Name != "audit" {
+			if objects[c.Name] {
+				t.Errorf("the JSON shapes table names %s, which is not a list command", c.Name)
+			}
+			continue
+		}
+		checked++
+		out := strings.TrimSpace(h.must(append(append([]string{c.Name}, flags[c.Name]...), "--json")...))
+		if got, want := out[:1], map[bool]string{true: "{", false: "["}[objects[c.Name]]; got != want {
+			t.Errorf("%s --json starts with %q, want %q (docs/admin.md, JSON shapes)", c.Name, got, want)
+		}
+		delete(objects, c.Name)
+	}
+	for name := range objects {
+		t.Errorf("the JSON shapes table names %s, which is not a command", name)
+	}
+	if checked < 8 {
+		t.Errorf("checked %d list commands, want at least 8", checked)
+	}
+}

@@ -62,6 +62,6 @@ func (r offboardingReport) text(w io.Writer) {
 // format: --json has them in "warnings" too.
 func (r offboardingReport) warn(e *env) {
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "heyaira-admin: %s: warning: %s\n", e.cmd.Name, w)
+		fmt.Fprintf(e.stderr, "%s: %s: warning: %s\n", e.prog, e.cmd.Name, w)
 	}
 }

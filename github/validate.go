@@ -53,6 +53,10 @@ func ValidatePath(p string) error {
 		return bad("contains a control character")
 	case hasPercentEscape(p):
 		return bad("contains a percent-escape")
+	case strings.HasPrefix(p, "/"):
+		return bad("starts with '/': give the path relative to the repository root, e.g. docs/a.md")
+	case strings.HasSuffix(p, "/"):
+		return bad("ends with '/': give the path of a file, not of a directory")
 	}
 	for i, seg := range strings.Split(p, "/") {
 		switch seg {

@@ -17,8 +17,9 @@ func handleHealthz() http.Handler {
 }
 
 // handleReadyz reports whether the database answers within a second, and
-// fails at once when the replica is draining.
-func handleReadyz(st *store.DB, draining *atomic.Bool) http.Handler {
+// fails at once when the replica is draining. A GitHub problem (see
+// Config.GitHubProblem) makes it answer 200 "degraded" with the reason.
+func handleReadyz(st *store.DB, draining *atomic.Bool, githubProblem func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
@@ -30,6 +31,12 @@ func handleReadyz(st *store.DB, draining *atomic.Bool) http.Handler {
 			w.Header().Set("Retry-After", "5")
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 			return
+		}
+		if githubProblem != nil {
+			if p := githubProblem(); p != "" {
+				writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "github": p})
+				return
+			}
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

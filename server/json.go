@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 )
 
 // writeJSON is the one place that writes a JSON response. Headers are set
@@ -101,7 +103,9 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 	}
 	for k := range keys {
 		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("unknown field %q", k)
+			// The expected names, so that a caller who guessed ("value" for
+			// memory_put's "content") can correct itself from the message.
+			return fmt.Errorf("unknown field %q; the fields are %s", k, strings.Join(allowed, ", "))
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -109,9 +113,30 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("field %q has the wrong type", te.Field)
+			return fmt.Errorf("field %q has the wrong type: it must be %s", te.Field, jsonKind(te.Type))
 		}
 		return errors.New("malformed object")
 	}
 	return nil
+}
+
+// jsonKind names the JSON type that decodes into t, for a message.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }

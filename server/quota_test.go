@@ -62,3 +62,20 @@ func TestBT36PendingAuthorizationBound(t *testing.T) {
 		t.Errorf("%d requests stored, was %d", n, before)
 	}
 }
+
+// Issue 31: a wrong argument name lists the tool's fields, and a wrong type
+// says which JSON type the field takes, so a client can correct itself.
+func TestArgumentErrorsNameTheFields(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tok := e.token(e.newTenant("o", "r"), "memory:read", "memory:write")
+	for want, args := range map[string]map[string]any{
+		`unknown field "value"; the fields are key, content`:      {"key": "k", "value": "x"},
+		`field "content" has the wrong type: it must be a string`: {"key": "k", "content": 5},
+	} {
+		sc := e.wantCode(tok, "memory_put", args, "invalid_argument")
+		if msg, _ := sc["error"].(map[string]any)["message"].(string); !strings.Contains(msg, want) {
+			t.Errorf("memory_put(%v): %q, want %q", args, msg, want)
+		}
+	}
+}

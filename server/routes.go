@@ -63,6 +63,6 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		mux.Handle("GET /metrics", handleMetrics(cfg.Metrics))
 	}
 	mux.Handle("GET /healthz", handleHealthz())
-	mux.Handle("GET /readyz", handleReadyz(st, cfg.Draining))
+	mux.Handle("GET /readyz", handleReadyz(st, cfg.Draining, cfg.GitHubProblem))
 	mux.Handle("/", http.NotFoundHandler())
 }

@@ -29,7 +29,9 @@ type Config struct {
 	// PublicURL is the external base URL without a trailing slash. It is the
 	// OAuth issuer; the MCP resource is PublicURL + "/mcp".
 	PublicURL string
-	// AllowedOrigins are browser origins allowed on /mcp besides PublicURL's own.
+	// AllowedOrigins are the values an Origin header on /mcp may carry besides
+	// PublicURL's own origin (a check against CSRF and DNS rebinding; it is
+	// not CORS: /mcp sends no Access-Control-* header).
 	AllowedOrigins []string
 	// Version is reported in serverInfo.
 	Version string
@@ -56,6 +58,11 @@ type Config struct {
 	// project's hourly GitHub budget are divided by it, so that the whole deployment stays within one replica's figures
 	// (docs/deploy.md gives the tolerance).
 	Replicas int
+	// GitHubProblem, if set, says why document tools cannot work although
+	// an App was configured (a refused key, a JWT GitHub refused); "" means
+	// none. /readyz then answers 200 "degraded" with the reason: the other
+	// tools still work, so the replica stays in service, but it is visible.
+	GitHubProblem func() string
 	// Draining, once set, makes /readyz answer 503 so a load balancer stops
 	// sending new requests while in-flight ones finish (docs/deploy.md).
 	Draining *atomic.Bool

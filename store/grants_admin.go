@@ -194,7 +194,7 @@ func (db *DB) RevokeOAuthToken(ctx context.Context, tokenID string) (Revocation,
 		err := tx.QueryRowContext(ctx, selectTokenForRevokeSQL, tokenID).Scan(&r.Kind, &family, &revoked, &r.ProjectID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return refused(ErrNotFound, "token %s not found", tokenID)
+			return tokenNotFound(ctx, tx, "token", tokenID, "legacy_tokens", "a legacy token", "--legacy-token-id")
 		case err != nil:
 			return err
 		case revoked:

@@ -103,8 +103,12 @@ func (db *DB) RevokeLegacyToken(ctx context.Context, tokenID string) (LegacyToke
 		var err error
 		t, err = scanLegacyToken(tx.QueryRowContext(ctx, revokeLegacyTokenSQL, tokenID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM legacy_tokens WHERE id = $1`,
+			err := sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM legacy_tokens WHERE id = $1`,
 				"legacy token", tokenID)
+			if errors.Is(err, ErrNotFound) {
+				return tokenNotFound(ctx, tx, "legacy token", tokenID, "oauth_tokens", "an OAuth token", "--token-id")
+			}
+			return err
 		}
 		if err != nil {
 			return err
@@ -187,4 +191,19 @@ func scanLegacyToken(sc sqlScanner) (LegacyToken, error) {
 		t.RevokedAt = &revoked.Time
 	}
 	return t, nil
+}
+
+// tokenNotFound is the refusal for a token id that revoke-token's flag does
+// not know. When the id is a token of the other kind (table), the message
+// names the flag that revokes it: list-grants lists both kinds together.
+func tokenNotFound(ctx context.Context, tx *sql.Tx, what, tokenID, table, kind, flag string) error {
+	var other bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE id = $1)`, tokenID).Scan(&other); err != nil {
+		return err
+	}
+	if other {
+		return refused(ErrNotFound, "%s %s not found: it is %s; revoke it with heyaira-admin revoke-token %s %s",
+			what, tokenID, kind, flag, tokenID)
+	}
+	return refused(ErrNotFound, "%s %s not found", what, tokenID)
 }

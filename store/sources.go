@@ -38,9 +38,22 @@ const insertDocumentSourceSQL = `
 	VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), NULLIF($7, ''), $8)
 	RETURNING id`
 
+// duplicateSourceSQL finds an active source that already allowlists the same
+// document: same link, role, path, pin and profile. Only the fragment limit
+// may differ, and two limits for one document are a mistake, not a choice.
+const duplicateSourceSQL = `
+	SELECT id FROM document_sources
+	WHERE repository_id = $1 AND role = $2 AND path = $3 AND revoked_at IS NULL
+	  AND commit_sha IS NOT DISTINCT FROM NULLIF($4, '')
+	  AND tracking_ref IS NOT DISTINCT FROM NULLIF($5, '')
+	  AND profile IS NOT DISTINCT FROM NULLIF($6, '')
+	LIMIT 1`
+
 // AddDocumentSource allowlists a document of a repository linked to the
-// project and audits it. An unknown project, or a repository that is not
-// actively linked to it, is a *RefusedError.
+// project and audits it. An unknown project, a repository that is not
+// actively linked to it, or an active source that already allowlists the
+// same document (duplicateSourceSQL) is a *RefusedError; the last names the
+// existing source, so the administrator can keep it or revoke it first.
 func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (DocumentSource, error) {
 	var s DocumentSource
 	err := db.inTx(ctx, "add document source", func(ctx context.Context, tx *sql.Tx) error {
@@ -61,6 +74,16 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 			return err
 		}
 		var id string
+		err = tx.QueryRowContext(ctx, duplicateSourceSQL, repo.ID, in.Role, in.Path,
+			in.CommitSHA, in.TrackingRef, in.Profile).Scan(&id)
+		if err == nil {
+			return refused(ErrConflict, "document source %s already allowlists %s %s of %s/%s at %s: "+
+				"use it, or revoke it first with heyaira-admin revoke-document-source --source-id %s",
+				id, in.Role, in.Path, repo.GitHubOwner, repo.GitHubRepository, pin(in.CommitSHA, in.TrackingRef), id)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		if err := tx.QueryRowContext(ctx, insertDocumentSourceSQL, in.ProjectID, repo.ID, in.Role, in.Path,
 			in.CommitSHA, in.TrackingRef, in.Profile, in.FragmentLimit).Scan(&id); err != nil {
 			return err
@@ -76,6 +99,14 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		return DocumentSource{}, err
 	}
 	return s, nil
+}
+
+// pin names a source's commit or tracked branch in a message.
+func pin(commit, track string) string {
+	if commit != "" {
+		return "commit " + commit
+	}
+	return "branch " + track
 }
 
 const revokeDocumentSourceSQL = `

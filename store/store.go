@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
@@ -184,8 +185,24 @@ func wrap(op string, err error) error {
 	if sentinel == nil {
 		return fmt.Errorf("store: %s: %w", op, err) // a bug, or a cancelled request: "internal"
 	}
-	return fmt.Errorf("store: %s: %w (%v)", op, sentinel, err)
+	return &OpError{Op: op, Kind: sentinel, Cause: err}
 }
+
+// OpError is a store failure the caller can act on: the operation, its
+// sentinel (Unwrap) and what the driver said. It prints "store: <op>:
+// <kind> (<cause>)" with "store:" once, e.g. "store: ping: unavailable (dial
+// tcp 127.0.0.1:5432: connect: connection refused)".
+type OpError struct {
+	Op    string
+	Kind  error // one of the sentinels
+	Cause error // the driver's error; not unwrapped
+}
+
+func (e *OpError) Error() string {
+	return "store: " + e.Op + ": " + strings.TrimPrefix(e.Kind.Error(), "store: ") + " (" + e.Cause.Error() + ")"
+}
+
+func (e *OpError) Unwrap() error { return e.Kind }
 
 // classifyPQ maps a PostgreSQL SQLSTATE to a sentinel.
 // https://www.postgresql.org/docs/current/errcodes-appendix.html

@@ -108,3 +108,16 @@ func mustQuery(t *testing.T, db *store.DB, q string, dst any, args ...any) {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// Issue 31: an unreachable database says "store:" once, then the operation,
+// the kind and the driver's reason; the sentinel still matches.
+func TestUnavailableSaysStoreOnce(t *testing.T) {
+	t.Parallel()
+	_, err := store.Open(t.Context(), "postgres://127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open: %v, want ErrUnavailable", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "store: ping: unavailable (") || strings.Count(msg, "store:") != 1 {
+		t.Errorf("Open: %q, want one store: prefix then ping: unavailable (…)", msg)
+	}
+}

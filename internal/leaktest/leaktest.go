@@ -4,7 +4,8 @@
 // timing figure, so only scripts/soak fails a slower end (internal/soak),
 // and the default run waits up to HangBound, which only a real leak reaches
 // (a loaded machine can take longer than 5 s to wind down idle connections).
-// It imports only the standard library and internal/soak, so a
+// It imports only the standard library, internal/soak and internal/skips
+// (which do too), so a
 // leaf package's tests (cursor, oauth, server/catalog) can use it without
 // linking the store; packages whose tests use PostgreSQL call
 // storetest.MainWithLeakCheck, which also stops the private cluster first.
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/internal/skips"
 	"heyaira/internal/soak"
 )
 
@@ -33,12 +35,14 @@ const (
 )
 
 // Main runs the tests, then each of after (in order, whatever the result),
-// then, if the tests passed, the leak check. It returns the exit code.
+// then prints how many tests skipped for a missing prerequisite (package
+// skips), then, if the tests passed, the leak check. It returns the exit code.
 func Main(m *testing.M, after ...func()) int {
 	code := m.Run()
 	for _, f := range after {
 		f()
 	}
+	skips.Report(os.Stdout)
 	if code == 0 {
 		start := time.Now()
 		if leaked := Leaked(HangBound); leaked != "" {

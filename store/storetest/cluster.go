@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"heyaira/internal/skips"
 	"os"
 	"os/exec"
 	"os/user"
@@ -39,6 +40,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	if os.Getenv(NoSkipEnv) != "" {
 		t.Fatalf("%s (%s is set: no skips)", msg, NoSkipEnv)
 	}
+	skips.Record(t.Name(), msg) // printed at the end of the binary (leaktest.Main)
 	t.Skip(msg)
 }
 
