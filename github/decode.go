@@ -5,194 +5,187 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
 
 // contentsObject is the part of a contents response (media type
 // application/vnd.github.object+json) that is checked. Other members are
-// checked for syntax and skipped, because GitHub adds fields without a
-// version change.
+// checked for syntax by encoding/json and skipped, because GitHub adds
+// fields without a version change.
 type contentsObject struct {
-	typ      string  // "" when absent or null
-	encoding *string // nil when absent or null
-	size     *int64
-	path     *string
-	sha      string
-	// content is the raw body of the "content" string, between its quotes
-	// and still escaped (contentKind '"'); contentKind is 0 when the member
-	// is absent, 'n' for null and 'x' for any other kind of value.
-	content     []byte
-	contentKind byte
+	typ, encoding, path, sha *string // nil when absent or null
+	size                     *int64
+	// content is the raw JSON value of the "content" member, a slice of the
+	// body (nil when the member is absent); encoding/json has checked it.
+	content []byte
 }
 
 // errMalformed is every syntax error of a contents body.
 var errMalformed = fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 
-// Members the decoder reads; each may appear once.
-const (
-	seenType = 1 << iota
-	seenEncoding
-	seenSize
-	seenPath
-	seenSHA
-	seenContent
-)
+// rawValue keeps the raw JSON of one member as json.Unmarshal hands it
+// over, without copying it: a slice of the body, which parseContentsObject
+// verifies before it trusts it (see inBody).
+type rawValue []byte
 
-// parseContentsObject reads the top-level object of body. It checks the
-// syntax of everything except the characters of the content string, which
-// decodeContent checks while it decodes them (or validStringBody, when the
-// answer is refused before decoding).
+func (r *rawValue) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+// skipValue lets a json.Decoder check a value without keeping it.
+type skipValue struct{}
+
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
+
+// inBody reports whether v is a slice of body's own memory, and where.
+func inBody(body, v []byte) (int, bool) {
+	off := cap(body) - cap(v)
+	return off, len(v) > 0 && off >= 0 && off+len(v) <= len(body) && &body[off] == &v[0]
+}
+
+// parseContentsObject reads the top-level object of body with encoding/json,
+// in one pass over the whole body and one over its member names:
+//
+//   - json.Unmarshal into a map checks the whole body and gives every
+//     member by its exact name (decoding into a struct would also take
+//     "Path" or "PATH" for path). Each value stays where it is in body:
+//     the 1.4 MB content is neither copied nor unquoted, and is decoded in
+//     place later. That encoding/json hands over slices of its input is
+//     not promised, so inBody proves it for each value, or the body is
+//     refused.
+//   - A map keeps the last of repeated members. A json.Decoder therefore
+//     walks the member names of a skeleton of the body, every value the
+//     map holds replaced by 0 (about a kilobyte, not 1.4 MB for the
+//     Decoder to buffer), and a member the decoder reads may not appear
+//     twice. Other members may: they decide nothing.
+//   - The JSON text must be valid UTF-8, as RFC 8259 requires
+//     (encoding/json would replace invalid bytes with U+FFFD).
 func parseContentsObject(body []byte) (contentsObject, bool) {
 	var obj contentsObject
-	s := scanner{b: body}
-	if !s.eat('{') {
-		return obj, false
+	var members map[string]rawValue
+	if !utf8.Valid(body) || json.Unmarshal(body, &members) != nil || members == nil {
+		return obj, false // members is nil for a body of null
 	}
-	if s.eat('}') {
-		return obj, s.next() == 0 && s.i == len(body)
+	type span struct{ off, end int }
+	spans := make([]span, 0, len(members))
+	for _, v := range members {
+		off, ok := inBody(body, v)
+		if !ok {
+			return obj, false
+		}
+		spans = append(spans, span{off, off + len(v)})
 	}
-	seen := 0
-	for {
-		if s.next() != '"' {
-			return obj, false
-		}
-		raw, esc, ok := s.str()
-		if !ok || !s.eat(':') {
-			return obj, false
-		}
-		name := unquote(raw, esc)
-		bit := 0
-		switch name {
-		case "type":
-			bit = seenType
-			var v *string
-			if v, ok = s.stringOrNull(); ok && v != nil {
-				obj.typ = *v
-			}
-		case "encoding":
-			bit = seenEncoding
-			obj.encoding, ok = s.stringOrNull()
-		case "size":
-			bit = seenSize
-			obj.size, ok = s.intOrNull()
-		case "path":
-			bit = seenPath
-			obj.path, ok = s.stringOrNull()
-		case "sha":
-			bit = seenSHA
-			var v *string
-			if v, ok = s.stringOrNull(); ok && v != nil {
-				obj.sha = *v
-			}
-		case "content":
-			bit = seenContent
-			switch s.next() {
-			case '"':
-				obj.content, ok = s.rawStringEnd()
-				obj.contentKind = '"'
-			case 'n':
-				ok = s.literal("null")
-				obj.contentKind = 'n'
-			default:
-				ok = s.skipValue()
-				obj.contentKind = 'x'
-			}
-		default:
-			ok = s.skipValue()
-		}
-		if !ok || seen&bit != 0 {
-			return obj, false
-		}
-		seen |= bit
-		if s.eat(',') {
-			continue
-		}
-		if !s.eat('}') {
-			return obj, false
-		}
-		s.skipSpace()
-		return obj, s.i == len(body)
+	slices.SortFunc(spans, func(a, b span) int { return a.off - b.off })
+	var skeleton []byte
+	prev := 0
+	for _, sp := range spans {
+		skeleton = append(append(skeleton, body[prev:sp.off]...), '0')
+		prev = sp.end
 	}
+	skeleton = append(skeleton, body[prev:]...)
+	dec := json.NewDecoder(bytes.NewReader(skeleton))
+	if _, err := dec.Token(); err != nil { // the object's {
+		return obj, false // here and below cannot happen: the body is valid
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil || dec.Decode(&skipValue{}) != nil {
+			return obj, false
+		}
+		switch name := tok.(string); name {
+		case "type", "encoding", "size", "path", "sha", "content":
+			if seen[name] {
+				return obj, false
+			}
+			seen[name] = true
+		}
+	}
+	for name, dst := range map[string]any{"type": &obj.typ, "encoding": &obj.encoding,
+		"size": &obj.size, "path": &obj.path, "sha": &obj.sha} {
+		if v, ok := members[name]; ok && json.Unmarshal(v, dst) != nil {
+			return obj, false // a member of the wrong type
+		}
+	}
+	obj.content = members["content"]
+	return obj, true
 }
 
 // decodeContents parses and verifies one contents response body for
 // wantPath. It takes ownership of body: the content is decoded in place, and
 // the returned File.Content shares body's memory, so a read holds one buffer
-// rather than the response and the file side by side. The checks run in an
-// order that never decodes what it has not bounded:
+// rather than the response and the file side by side. The whole body is
+// parsed first, so a body that is not well-formed JSON is ErrUnavailable
+// whatever else is wrong with it. Then the checks run in an order that never
+// decodes what it has not bounded:
 //
-//  1. well-formed JSON object with a type (else ErrUnavailable);
+//  1. a type (else ErrUnavailable);
 //  2. type "file" (dir, symlink, submodule, anything else: ErrNotFile);
 //  3. path equal to wantPath (else ErrInconsistent: a followed symlink
 //     reporting its target);
 //  4. size present, ≤ MaxFileSize, and encoding not "none" (ErrTooLarge),
 //     before any decoding;
-//  5. null or absent content only with size 0; otherwise encoding "base64"
-//     (else ErrUnavailable), base64 that decodes to exactly size bytes
-//     (else ErrInconsistent; the encoded length is checked first, so a lying
-//     size never causes a large allocation);
+//  5. null or absent content only with size 0; otherwise a string with
+//     encoding "base64" (else ErrUnavailable), base64 that decodes to
+//     exactly size bytes (else ErrInconsistent; the encoded length is
+//     checked first, so a lying size never causes work);
 //  6. git blob SHA-1 of the bytes equal to sha (else ErrInconsistent);
 //  7. valid UTF-8 with no NUL (else ErrNotUTF8).
 //
 // The SHA-256 of the content is computed last, in the caller's goroutine.
-// A body that is not well-formed JSON is ErrUnavailable whichever check
-// would have failed first, as if the whole body had been validated first.
 func decodeContents(body []byte, wantPath string) (*File, error) {
 	obj, ok := parseContentsObject(body)
 	if !ok {
 		return nil, errMalformed
 	}
-	// refuse reports err, unless the content string (not yet checked
-	// character by character) makes the whole body malformed.
-	refuse := func(err error) (*File, error) {
-		if obj.contentKind == '"' && !validStringBody(obj.content) {
-			return nil, errMalformed
-		}
-		return nil, err
-	}
-	switch obj.typ {
+	typ := deref(obj.typ)
+	switch typ {
 	case "file":
 	case "":
-		return refuse(fmt.Errorf("%w: contents response without a type", ErrUnavailable))
+		return nil, fmt.Errorf("%w: contents response without a type", ErrUnavailable)
 	case "dir", "symlink", "submodule":
-		return refuse(fmt.Errorf("%w: object is a %s", ErrNotFile, obj.typ))
+		return nil, fmt.Errorf("%w: object is a %s", ErrNotFile, typ)
 	default:
-		return refuse(fmt.Errorf("%w: object of unknown type", ErrNotFile))
+		return nil, fmt.Errorf("%w: object of unknown type", ErrNotFile)
 	}
 	if obj.path == nil || *obj.path != wantPath {
-		return refuse(fmt.Errorf("%w: response path differs from the request", ErrInconsistent))
+		return nil, fmt.Errorf("%w: response path differs from the request", ErrInconsistent)
 	}
 	if obj.size == nil || *obj.size < 0 {
-		return refuse(fmt.Errorf("%w: missing or negative size", ErrInconsistent))
+		return nil, fmt.Errorf("%w: missing or negative size", ErrInconsistent)
 	}
 	size := *obj.size
 	if size > MaxFileSize {
-		return refuse(fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, size, MaxFileSize))
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, size, MaxFileSize)
 	}
-	if obj.encoding != nil && *obj.encoding == "none" {
+	encoding := deref(obj.encoding)
+	if encoding == "none" {
 		// GitHub does not inline content for files over its own limit.
-		return refuse(fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge))
+		return nil, fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge)
 	}
 	content := []byte{}
-	switch obj.contentKind {
-	case 0, 'n':
+	switch {
+	case obj.content == nil || obj.content[0] == 'n':
 		if size != 0 {
 			return nil, fmt.Errorf("%w: no content for a non-empty file", ErrInconsistent)
 		}
-	case 'x':
+	case obj.content[0] != '"':
 		return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
+	case encoding != "base64":
+		return nil, fmt.Errorf("%w: unsupported content encoding", ErrUnavailable)
 	default:
-		if obj.encoding == nil || *obj.encoding != "base64" {
-			return refuse(fmt.Errorf("%w: unsupported content encoding", ErrUnavailable))
-		}
 		var err error
 		if content, err = decodeContent(obj.content, int(size)); err != nil {
 			return nil, err
 		}
 	}
-	if !isSHA1Hex(obj.sha) || blobSHA(content) != obj.sha {
+	sha := deref(obj.sha)
+	if !isSHA1Hex(sha) || blobSHA(content) != sha {
 		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
 	}
 	if !utf8.Valid(content) {
@@ -201,8 +194,15 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	if bytes.IndexByte(content, 0) >= 0 {
 		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	return &File{Path: *obj.path, BlobSHA: obj.sha, Size: len(content), Content: content,
+	return &File{Path: *obj.path, BlobSHA: sha, Size: len(content), Content: content,
 		SHA256: sha256.Sum256(content)}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // blobSHA is git's object ID for a blob: SHA-1 over "blob <len>\x00<data>".

@@ -24,7 +24,8 @@ func benchmarkDecode(b *testing.B, decode func([]byte, string) (*File, error)) {
 // BenchmarkDecodeContents1MiB is the decoder the client uses, SHA-256 included.
 func BenchmarkDecodeContents1MiB(b *testing.B) { benchmarkDecode(b, decodeContents) }
 
-// BenchmarkDecodeContents1MiBReference is the encoding/json decoder it replaced.
+// BenchmarkDecodeContents1MiBReference is the plain oracle of
+// decode_ref_test.go (whole-string unquote, a fresh output buffer).
 func BenchmarkDecodeContents1MiBReference(b *testing.B) { benchmarkDecode(b, referenceDecodeContents) }
 
 // mixedMarkdown is n bytes of Markdown-like text, mostly ASCII with some 2-,

@@ -11,9 +11,11 @@ import (
 	"unicode/utf8"
 )
 
-// The contents decoder before it had its own JSON scanner, kept as the
-// oracle for FuzzDecodeContentsMatchesReference: encoding/json for the
-// object, then unquote, strip line breaks, decode, verify.
+// A plain contents decoder, kept as the oracle for
+// FuzzDecodeContentsMatchesReference: encoding/json for the object, then
+// unquote the whole content string, strip line breaks, decode into a fresh
+// buffer, verify. decodeContents does the same in place, in one walk over
+// the members; this one is written to be obviously right, not fast.
 
 type refContentsObject struct {
 	Type     string
@@ -24,8 +26,8 @@ type refContentsObject struct {
 	Content  json.RawMessage // nil when absent
 }
 
-// refParse reads the members the decoder uses by their exact names, as the
-// scanner does: encoding/json's struct decoding would also take "Content" or
+// refParse reads the members the decoder uses by their exact names, as
+// decodeContents does: encoding/json's struct decoding would also take "Content" or
 // "TYPE" for them. Other members are only checked for syntax.
 func refParse(body []byte) (refContentsObject, error) {
 	var obj refContentsObject
@@ -114,7 +116,8 @@ func referenceDecodeContents(body []byte, wantPath string) (*File, error) {
 
 // plainJSON reports whether body is a case the two decoders must agree on:
 // valid UTF-8, and a top-level object (if it is one) whose member names are
-// unique. On the rest the scanner is deliberately stricter (see jsonscan.go).
+// unique. On the rest decodeContents is deliberately stricter (see
+// parseContentsObject in decode.go).
 func plainJSON(body []byte) bool {
 	if !utf8.Valid(body) {
 		return false
@@ -152,10 +155,10 @@ func sentinel(err error) error {
 	return err
 }
 
-// FuzzDecodeContentsMatchesReference checks the scanner against the
-// encoding/json decoder it replaced: it never accepts what the reference
-// refuses, returns the same file when both accept, and on plain JSON (see
-// plainJSON) gives the same outcome, sentinel for sentinel.
+// FuzzDecodeContentsMatchesReference checks decodeContents against the
+// plain decoder above: it never accepts what the reference refuses, returns
+// the same file when both accept, and on plain JSON (see plainJSON) gives
+// the same outcome, sentinel for sentinel.
 func FuzzDecodeContentsMatchesReference(f *testing.F) {
 	for _, v := range vectors {
 		f.Add(readVector(f, v.file), v.path)

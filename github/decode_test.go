@@ -222,3 +222,96 @@ func TestDecodeRef(t *testing.T) {
 		})
 	}
 }
+
+// Where the decoder is stricter than json.Unmarshal into a struct, and the
+// details encoding/json settles for it (decode.go): exact member names, no
+// repeated member the decoder reads, a body of valid UTF-8, integers for
+// size, nesting bounded by encoding/json (10,000 levels). Each
+// is refused as malformed, or, for a name that only differs in case,
+// ignored.
+func TestDecodeContentsStricterThanEncodingJSON(t *testing.T) {
+	t.Parallel()
+	const ok = `"type":"file","path":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"`
+	const depth = 10000 - 1 // encoding/json's bound on nesting, less the top-level object
+	tests := []struct {
+		name, body string
+		want       error
+	}{
+		{"accepted as is", `{` + ok + `}`, nil},
+		{"escaped member name", `{"t\u0079pe":"file","path":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}`, nil},
+		{"repeated path", `{` + ok + `,"path":"a"}`, ErrUnavailable},
+		{"repeated type", `{` + ok + `,"type":"file"}`, ErrUnavailable},
+		{"repeated sha", `{` + ok + `,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}`, ErrUnavailable},
+		{"repeated size", `{` + ok + `,"size":0}`, ErrUnavailable},
+		{"repeated encoding", `{` + ok + `,"encoding":"base64","encoding":"base64"}`, ErrUnavailable},
+		{"repeated content", `{` + ok + `,"content":null,"content":null}`, ErrUnavailable},
+		{"repeated null path", `{"type":"file","path":null,"path":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}`, ErrUnavailable},
+		{"repeated unknown member", `{` + ok + `,"x":1,"x":2}`, nil},
+		{"PATH is not path", `{"type":"file","PATH":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}`, ErrInconsistent},
+		{"Type is not type", `{"Type":"file"}`, ErrUnavailable},
+		{"Content is not content", `{` + ok + `,"Content":5}`, nil},
+		{"invalid UTF-8 in a skipped string", `{` + ok + `,"name":"` + "\xff" + `"}`, ErrUnavailable},
+		{"invalid UTF-8 in path", `{"type":"file","path":"` + "\xc0\xaf" + `","size":0}`, ErrUnavailable},
+		{"lone surrogate becomes U+FFFD", `{"type":"file","path":"\udc00","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"}`, ErrInconsistent},
+		{"type is a number", `{"type":1}`, ErrUnavailable},
+		{"path is an object", `{"type":"file","path":{}}`, ErrUnavailable},
+		{"sha is an array", `{` + ok + `,"x":0,"sha":[]}`, ErrUnavailable},
+		{"size with a fraction", `{"type":"file","path":"a","size":0.0}`, ErrUnavailable},
+		{"size with an exponent", `{"type":"file","path":"a","size":0e1}`, ErrUnavailable},
+		{"size overflows", `{"type":"file","path":"a","size":9223372036854775808}`, ErrUnavailable},
+		{"size is true", `{"type":"file","path":"a","size":true}`, ErrUnavailable},
+		{"leading zero", `{` + ok + `,"x":01}`, ErrUnavailable},
+		{"nesting at the limit", `{` + ok + `,"x":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`, nil},
+		{"nesting over the limit", `{` + ok + `,"x":` + strings.Repeat("[", depth+1) + strings.Repeat("]", depth+1) + `}`, ErrUnavailable},
+		{"raw control character in content of a dir", `{"type":"dir","content":"` + "\x01" + `"}`, ErrUnavailable},
+		{"raw line break in content", `{` + ok + `,"content":"` + "\n" + `"}`, ErrUnavailable},
+		{"bad escape in content of a dir", `{"type":"dir","content":"\x"}`, ErrUnavailable},
+		{"trailing comma", `{` + ok + `,}`, ErrUnavailable},
+		{"missing colon", `{"type" "file"}`, ErrUnavailable},
+		{"trailing garbage", `{` + ok + `}x`, ErrUnavailable},
+		{"trailing white space", `{` + ok + "} \r\n\t", nil},
+		{"two objects", `{` + ok + `}{}`, ErrUnavailable},
+		{"unterminated object", `{` + ok, ErrUnavailable},
+		{"empty object", `{}`, ErrUnavailable},
+		{"empty body", ``, ErrUnavailable},
+		{"unterminated content", `{` + ok + `,"content":"YQ==\"}`, ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := decodeContents([]byte(tt.body), "a")
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// inBody is what lets the decoder keep json.Unmarshal's view of a value
+// instead of a copy: it must accept exactly the slices of the body's own
+// memory, wherever they start, and nothing else.
+func TestInBody(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"content":"YQ=="}`)
+	other := bytes.Clone(body)
+	for _, tt := range []struct {
+		name    string
+		v       []byte
+		off     int
+		inThere bool
+	}{
+		{"a slice of the body", body[11:17], 11, true},
+		{"the whole body", body, 0, true},
+		{"its last byte", body[len(body)-1:], len(body) - 1, true},
+		{"a copy", bytes.Clone(body[11:17]), 0, false},
+		{"the same place in another buffer", other[11:17], 0, false},
+		{"capacity cut", body[11:17:17], 0, false},
+		{"empty", body[3:3], 0, false},
+		{"nil", nil, 0, false},
+	} {
+		off, ok := inBody(body, tt.v)
+		if ok != tt.inThere || (ok && off != tt.off) {
+			t.Errorf("%s: inBody = %d, %v; want %d, %v", tt.name, off, ok, tt.off, tt.inThere)
+		}
+	}
+}

@@ -3,23 +3,26 @@ package github
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // chunk is how much base64 is decoded at a time: a multiple of 4.
 const chunk = 64 << 10
 
-// decodeContent decodes raw, the escaped body of the JSON "content" string,
-// into exactly size bytes, in place. The returned content shares raw's
-// memory, so a read holds one buffer, not the answer and the file side by
-// side.
+// decodeContent decodes raw, the "content" member as received (a JSON
+// string, quotes included, that encoding/json has already checked), into
+// exactly size bytes, in place. The returned content shares raw's memory,
+// so a read holds one buffer, not the answer and the file side by side.
 //
-//   - GitHub wraps base64 in 60-character lines, so raw is mostly runs of
+//   - GitHub wraps base64 in 60-character lines, so the string is runs of
 //     base64 separated by the escape \n. The escapes \n and \r (line breaks)
-//     are dropped and \/ becomes '/', while the runs are moved together.
-//     Any other escape is decoded too, and a decoded line break dropped,
-//     exactly as unquoting the string and then removing line breaks would.
+//     are dropped and \/ becomes '/', while the runs are moved together. A
+//     raw line break cannot occur: JSON strings hold no control characters.
+//   - Any other escape is rare (GitHub sends none): from the first one on,
+//     the rest of the string is unquoted by encoding/json and its line
+//     breaks dropped, exactly as unquoting the whole string and then
+//     removing line breaks would.
 //   - The compacted base64 must be exactly as long as padded base64 of size
 //     bytes, so a lying size neither hides extra bytes nor causes work.
 //   - It is decoded 64 KiB at a time to the front of raw. Chunk k decodes to
@@ -28,62 +31,44 @@ const chunk = 64 << 10
 //     three chunks, whose output would overwrite their own input, go through
 //     a scratch buffer. Input and output of the decoder never alias.
 //
-// Characters are checked without a separate pass: base64.StdEncoding.Strict
-// refuses every byte outside its alphabet except raw CR and LF, which it
-// skips, and skipping any would leave fewer than size bytes. A failure is
-// then classified: a raw control character, or invalid UTF-8, means the
-// JSON itself was malformed (ErrUnavailable); anything else is content that
-// is not base64 of size bytes (ErrInconsistent). When an escape other than
-// \n, \r or \/ shows up, the rest of the string is validated on the spot,
-// before it is rewritten, because such escapes can produce control
-// characters that would be indistinguishable from raw ones afterwards.
+// base64.StdEncoding.Strict refuses every byte outside its alphabet except
+// CR and LF, which the compaction has already removed.
 func decodeContent(raw []byte, size int) ([]byte, error) {
-	notBase64 := func(b64 []byte, checked bool) error {
-		if !checked && hasRawJSONError(b64) {
-			return errMalformed
-		}
-		return fmt.Errorf("%w: content is not valid base64", ErrInconsistent)
-	}
-
-	// Compact in place.
-	w, checked := 0, false
-	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '\\')
+	s := raw[1 : len(raw)-1] // the string's characters, between the quotes
+	w := 0
+	for i := 0; i < len(s); {
+		j := bytes.IndexByte(s[i:], '\\')
 		if j < 0 {
-			w += copy(raw[w:], raw[i:])
+			w += copy(s[w:], s[i:])
 			break
 		}
-		w += copy(raw[w:], raw[i:i+j])
+		w += copy(s[w:], s[i:i+j])
 		i += j
-		switch {
-		case i+1 < len(raw) && (raw[i+1] == 'n' || raw[i+1] == 'r'):
+		if c := s[i+1]; c == 'n' || c == 'r' {
 			i += 2
-		case i+1 < len(raw) && raw[i+1] == '/':
-			raw[w] = '/'
+			continue
+		} else if c == '/' {
+			s[w] = '/'
 			w++
 			i += 2
-		default:
-			if !checked {
-				// Everything before i is raw characters or '/'; everything
-				// from i on is still as received.
-				if hasRawJSONError(raw[:w]) || !validStringBody(raw[i:]) {
-					return nil, errMalformed
-				}
-				checked = true
-			}
-			dw, dr := unescapeAt(raw[w:], raw, i)
-			if dw == 1 && (raw[w] == '\n' || raw[w] == '\r') {
-				dw = 0
-			}
-			w += dw
-			i += dr
+			continue
 		}
+		// raw[i+1:] is the rest of the string from this escape on, with the
+		// closing quote: unquote it as a string of its own.
+		var rest string
+		if err := json.Unmarshal(append([]byte{'"'}, raw[i+1:]...), &rest); err != nil {
+			return nil, errMalformed // cannot happen: encoding/json checked raw
+		}
+		for k := 0; k < len(rest); k++ {
+			if rest[k] != '\n' && rest[k] != '\r' {
+				s[w] = rest[k]
+				w++
+			}
+		}
+		break
 	}
-	b64 := raw[:w]
+	b64 := s[:w]
 	if len(b64) != base64.StdEncoding.EncodedLen(size) {
-		if !checked && hasRawJSONError(b64) {
-			return nil, errMalformed
-		}
 		return nil, fmt.Errorf("%w: content length does not match size", ErrInconsistent)
 	}
 
@@ -110,7 +95,7 @@ func decodeContent(raw []byte, size int) ([]byte, error) {
 			}
 		}
 		if err != nil || (!last && n != enc.DecodedLen(chunk)) {
-			return nil, notBase64(src, checked)
+			return nil, fmt.Errorf("%w: content is not valid base64", ErrInconsistent)
 		}
 		out += n
 	}
@@ -118,16 +103,4 @@ func decodeContent(raw []byte, size int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: decoded length does not match size", ErrInconsistent)
 	}
 	return b64[:size:size], nil
-}
-
-// hasRawJSONError reports whether b, characters taken from a JSON string
-// as they were received, holds a control character or invalid UTF-8, which
-// no well-formed JSON string does.
-func hasRawJSONError(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return !utf8.Valid(b)
 }
