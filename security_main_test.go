@@ -354,6 +354,10 @@ func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 			e[k] = v
 		}
 		e["HEYAIRA_DATABASE_URL"] = bad
+		// serve waits for a database it cannot reach (docs/operating.md):
+		// bounded here, so that it gives up and its failure is checked too,
+		// wait lines included.
+		e["HEYAIRA_DB_WAIT_SECONDS"] = "2"
 		var stderr bytes.Buffer
 		err := run(t.Context(), []string{"heyaira", "serve"}, e.get, nil, &bytes.Buffer{}, &stderr)
 		if err == nil {
