@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -157,6 +158,28 @@ func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
 		runtime.ReadMemStats(&ms)
 		return float64(ms.HeapAlloc)
 	})
+}
+
+// watchAudit registers the audit table's growth (heyaira-admin prune-audit
+// is its retention): PostgreSQL's row estimate and the bytes on disk, read
+// at each scrape with one catalog lookup. -1 when the database cannot say.
+func (m *Metrics) watchAudit(size func(context.Context) (rows, bytes int64, err error)) {
+	read := func(bytes bool) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			r, b, err := size(ctx)
+			switch {
+			case err != nil:
+				return -1
+			case bytes:
+				return float64(b)
+			}
+			return float64(r)
+		}
+	}
+	m.addGauge("heyaira_audit_rows_estimate", "Audit rows, as PostgreSQL estimates them (pg_class.reltuples; -1 before the first ANALYZE).", read(false))
+	m.addGauge("heyaira_audit_bytes", "Bytes on disk of the audit table and its indexes.", read(true))
 }
 
 // WriteText writes every metric in the Prometheus text format, sorted by name.

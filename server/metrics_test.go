@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,44 @@ func BenchmarkMetricsLabels(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		labels("route", "/mcp", "status", "200")
+	}
+}
+
+// Row AR-04: audit growth is visible on /metrics without a count of the
+// table: PostgreSQL's row estimate, once ANALYZE has run, and the table's
+// bytes on disk, which grow with its rows.
+func TestAR04AuditGrowthMetrics(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, func(c *Config) { c.MetricsOnMain = true })
+	tn := e.newTenant("o", "r")
+	tok := e.token(tn, "documents:read")
+	scrape := func() (rows, bytes float64) {
+		t.Helper()
+		resp, err := http.Get(e.srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, line := range strings.Split(string(b), "\n") {
+			name, v, _ := strings.Cut(line, " ")
+			n, _ := strconv.ParseFloat(v, 64)
+			switch name {
+			case "heyaira_audit_rows_estimate":
+				rows = n
+			case "heyaira_audit_bytes":
+				bytes = n
+			}
+		}
+		return rows, bytes
+	}
+	_, before := scrape()
+	for range 300 { // refused reads are audited (AZ-03)
+		e.call(tok, "git_document_get", map[string]any{"source_id": "00000000-0000-0000-0000-000000000000"})
+	}
+	e.exec(`ANALYZE audit_events`)
+	rows, after := scrape()
+	if want := float64(e.countRows("audit_events")); rows != want || before <= 0 || after <= before {
+		t.Errorf("audit metrics: %v rows estimated (counted %v), %v bytes before and %v after", rows, want, before, after)
 	}
 }

@@ -58,6 +58,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 
 	if st != nil {
 		cfg.Metrics.watchRuntime(st.SQL(), flights)
+		cfg.Metrics.watchAudit(st.AuditSize)
 	}
 	if cfg.MetricsOnMain {
 		mux.Handle("GET /metrics", handleMetrics(cfg.Metrics))
