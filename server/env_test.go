@@ -42,7 +42,14 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
+	return newTestEnvOn(t, storetest.New(t), mutate...)
+}
+
+// newTestEnvOn is newTestEnv on the store db (one whose traffic a test
+// counts, say).
+func newTestEnvOn(t testing.TB, db *store.DB, mutate ...func(*Config)) *testEnv {
+	t.Helper()
+	e := &testEnv{t: t, db: db, gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
 	var err error
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)
