@@ -178,6 +178,7 @@ func TestBench(t *testing.T) {
 	r.WriteString(memory)
 	r.WriteString(counts.markdown(e))
 
+	fmt.Fprintf(&r, "\nPeak RSS of the server process over the whole run (VmHWM): %s.\n", benchBytes(int(e.procStatus("VmHWM")*1024)))
 	fmt.Fprintf(&r, "\nLoad average (1, 5, 15 min) at the start: %s; at the end: %s.\n", load0, benchLoadAvg())
 	out := r.String()
 	t.Log("\n" + out)
