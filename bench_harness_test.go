@@ -186,6 +186,11 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		"HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+write("app.pem", githubtest.KeyPEM()),
 	)
+	// HEYAIRA_BENCH_SERVER_GOGC is GOGC for the server alone, to weigh the
+	// collector's target against memory without changing the driver's.
+	if v := os.Getenv("HEYAIRA_BENCH_SERVER_GOGC"); v != "" {
+		e.cmd.Env = append(e.cmd.Env, "GOGC="+v)
+	}
 	e.cmd.ExtraFiles = []*os.File{lnFile, dbgFile, flFile}
 	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the harness

@@ -17,60 +17,43 @@ import (
 // 401 at once (bearerHash). Then, once the JSON-RPC message has been parsed
 // strictly, one store call checks the token from the database (authenticate).
 // When the message is a git_document_get call, that same statement also
-// reads the named source, so a document read costs two statements (this and
-// the audit row). The principal and the source reach the tool as arguments.
+// authorizes the read and writes its audit row (read_plan.go,
+// store.AuthorizeRead), so a document read costs one statement before GitHub
+// is called and none after it. The principal and the read reach the tool as
+// arguments.
 
-// sourceRead is a document source read together with the bearer token.
-type sourceRead struct {
-	id    string
-	src   store.DocumentSource
-	found bool
-	err   error // the lookup failed although the token is valid
-}
+// authenticator checks a bearer token (by its hash) and, when pl is not nil,
+// authorizes and audits that read in the same statement, leaving the answer
+// in pl. It returns store.ErrNotFound for an unknown, expired or revoked
+// token.
+type authenticator func(ctx context.Context, tokenHash []byte, pl *readPlan) (store.Auth, error)
 
-// lookup returns the source read for sourceID in project, ErrNotFound, or the
-// error of that read; ok is false when s does not answer for sourceID and the
-// tool must look the source up itself.
-func (s *sourceRead) lookup(projectID, sourceID string) (src store.DocumentSource, ok bool, err error) {
-	switch {
-	case s == nil || s.id != sourceID || (s.found && s.src.ProjectID != projectID):
-		return store.DocumentSource{}, false, nil
-	case s.err != nil:
-		return store.DocumentSource{}, true, s.err
-	case !s.found:
-		return store.DocumentSource{}, true, store.ErrNotFound
-	}
-	return s.src, true, nil
-}
-
-// authenticator checks a bearer token (by its hash) and, when sourceID is not
-// empty, reads that source in the same statement. It returns store.ErrNotFound
-// for an unknown, expired or revoked token.
-type authenticator func(ctx context.Context, tokenHash []byte, sourceID string) (store.Auth, *sourceRead, error)
-
-// storeAuthenticator is the production authenticator.
-func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
-	return func(ctx context.Context, tokenHash []byte, sourceID string) (store.Auth, *sourceRead, error) {
-		if sourceID == "" {
-			a, err := st.Authenticate(ctx, tokenHash, now())
-			return a, nil, err
+// storeAuthenticator is the production authenticator; resource is this
+// server's (the audience a read's row is written for).
+func storeAuthenticator(st *store.DB, now func() time.Time, resource string) authenticator {
+	return func(ctx context.Context, tokenHash []byte, pl *readPlan) (store.Auth, error) {
+		if pl == nil {
+			return st.Authenticate(ctx, tokenHash, now())
 		}
-		a, src, found, err := st.AuthenticateSource(ctx, tokenHash, now(), sourceID)
+		a, r, err := st.AuthorizeRead(ctx, tokenHash, now(), resource, pl.intent)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			// The statement also reads document_sources and repositories. A fault
-			// confined to those (a lock held on them: docs/security-tests.md DB-06)
-			// must stay what it would be with two lookups: the tool's
-			// store_unavailable, not a 503 of the bearer check. So the token alone is
-			// checked, briefly; the tool then reports err.
+			// The statement also reads document_sources and repositories and
+			// writes audit_events. A fault confined to those (a lock held on them:
+			// docs/security-tests.md DB-06) must stay what it would be with separate
+			// statements: the tool's store_unavailable, not a 503 of the bearer
+			// check. So the token alone is checked, briefly; the tool then reports
+			// err. Nothing was written: the statement is atomic.
 			fctx, cancel := context.WithTimeout(ctx, fallbackAuthTimeout)
 			defer cancel()
 			a, authErr := st.Authenticate(fctx, tokenHash, now())
 			if authErr != nil {
-				return a, nil, authErr
+				return a, authErr
 			}
-			return a, &sourceRead{id: sourceID, err: err}, nil
+			pl.err = err
+			return a, nil
 		}
-		return a, &sourceRead{id: sourceID, src: src, found: found}, err
+		pl.auth = r
+		return a, err
 	}
 }
 
@@ -107,35 +90,35 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 // Refused tokens are charged through refusals (refusals.go): a made-up token
 // to the caller's network, whose spent bucket turns its 401 into 429; a token
 // the server issued to that token alone. A valid token is always served.
-func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, refusals *refusalGate, tokenHash []byte, sourceID string) (principal, *sourceRead, bool) {
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, refusals *refusalGate, tokenHash []byte, pl *readPlan) (principal, bool) {
 	pass, err := refusals.enter(r.Context(), clientNetwork(r), tokenHash)
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "canceled: the request ended while it waited"})
-		return principal{}, nil, false
+		return principal{}, false
 	}
 	defer pass.leave()
-	a, src, err := authn(r.Context(), tokenHash, sourceID)
+	a, err := authn(r.Context(), tokenHash, pl)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		refuseBearer(w, r, cfg, pass, tokenHash, false, "the token is invalid, expired or revoked")
-		return principal{}, nil, false
+		return principal{}, false
 	case err != nil:
 		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
 		w.Header().Set("Retry-After", "2")
 		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
-		return principal{}, nil, false
+		return principal{}, false
 	}
 	// Because a token issued for another resource must not work here
 	// (RFC 8707), the audience is compared exactly; legacy tokens predate
 	// audiences and are bound to their project instead.
 	if a.Kind == "oauth" && a.Resource != cfg.resource() {
 		refuseBearer(w, r, cfg, pass, tokenHash, true, "the token was issued for another resource")
-		return principal{}, nil, false
+		return principal{}, false
 	}
 	refusals.accepted(tokenHash)
 	p := principal{auth: a}
 	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
-	return p, src, true
+	return p, true
 }
 
 // refuseBearer answers a refused bearer token: 401 with the challenge, or

@@ -21,16 +21,25 @@ func (b *readRecorder) Read(p []byte) (int, error) { b.read = true; return b.r.R
 
 // Row MP-01: a missing or malformed bearer header is a 401 before the body
 // is read; a body the strict parser refuses costs no authentication; and the
-// one authentication call names the source only of a git_document_get call
-// whose arguments the strict decoder accepts (no lenient key matching).
+// one authentication call carries a read (to authorize and audit) only for a
+// git_document_get call whose arguments the strict decoder accepts (no
+// lenient key matching); a malformed id is a read refused as source_not_found
+// whose row names no target.
 func TestMP01BearerBeforeBody(t *testing.T) {
 	t.Parallel()
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
 	var calls []string
-	authn := func(_ context.Context, _ []byte, sourceID string) (store.Auth, *sourceRead, error) {
-		calls = append(calls, sourceID)
-		return store.Auth{}, nil, store.ErrNotFound
+	authn := func(_ context.Context, _ []byte, pl *readPlan) (store.Auth, error) {
+		switch {
+		case pl == nil:
+			calls = append(calls, "no read")
+		case pl.intent.Refusal != "":
+			calls = append(calls, pl.intent.Refusal+" "+pl.intent.SourceID)
+		default:
+			calls = append(calls, pl.intent.SourceID)
+		}
+		return store.Auth{}, store.ErrNotFound
 	}
 	docs := &documentTools{}
 	tools := newToolTable(slog.New(slog.DiscardHandler), newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
@@ -51,9 +60,10 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		{"duplicate source_id", "Bearer t", get(`{"source_id":"` + id + `","source_id":"` + other + `"}`), 400, true, nil},
 		{"not JSON", "Bearer t", `{"jsonrpc":`, 400, true, nil},
 		{"document read", "Bearer t", get(`{"source_id":"` + id + `"}`), 401, true, []string{id}},
-		{"key in another case", "Bearer t", get(`{"Source_ID":"` + id + `"}`), 401, true, []string{""}},
-		{"upper-case UUID", "Bearer t", get(`{"source_id":"` + strings.ToUpper(id) + `"}`), 401, true, []string{""}},
-		{"other method", "Bearer t", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 401, true, []string{""}},
+		{"key in another case", "Bearer t", get(`{"Source_ID":"` + id + `"}`), 401, true, []string{"no read"}},
+		{"upper-case UUID", "Bearer t", get(`{"source_id":"` + strings.ToUpper(id) + `"}`), 401, true, []string{"source_not_found "}},
+		{"no source_id", "Bearer t", get(`{}`), 401, true, []string{"no read"}},
+		{"other method", "Bearer t", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 401, true, []string{"no read"}},
 	}
 	for _, tt := range tests {
 		calls = nil

@@ -42,14 +42,21 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
-	return newTestEnvGitHub(t, nil, mutate...)
+	return newTestEnvOn(t, storetest.New(t), nil, mutate...)
 }
 
 // newTestEnvGitHub is newTestEnv with options for the server's GitHub
 // client (by default the fake's: 10 s timeout, the fake's clock).
 func newTestEnvGitHub(t testing.TB, ghOpts []githubtest.Option, mutate ...func(*Config)) *testEnv {
 	t.Helper()
-	e := &testEnv{t: t, db: storetest.New(t), gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
+	return newTestEnvOn(t, storetest.New(t), ghOpts, mutate...)
+}
+
+// newTestEnvOn is newTestEnv on the store db (one whose traffic a test
+// counts, say), with options for the server's GitHub client.
+func newTestEnvOn(t testing.TB, db *store.DB, ghOpts []githubtest.Option, mutate ...func(*Config)) *testEnv {
+	t.Helper()
+	e := &testEnv{t: t, db: db, gh: githubtest.New(t), logs: &logbuf.Buffer{}, canaries: &canarySet{}}
 	var err error
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)

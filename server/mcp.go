@@ -75,7 +75,8 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		if msg.Method == "tools/call" && msg.ID != nil {
 			call, callErr = tools.parseCall(msg.Params)
 		}
-		who, src, ok := authorize(w, r, logger, cfg, authn, refusals, tokenHash, call.sourceID())
+		read := call.readPlan()
+		who, ok := authorize(w, r, logger, cfg, authn, refusals, tokenHash, read)
 		if !ok {
 			return
 		}
@@ -90,7 +91,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		case msg.Method == "tools/call":
 			err = callErr
 			if callErr == nil {
-				result, err = tools.call(r.Context(), who, src, call)
+				result, err = tools.call(r.Context(), who, read, call)
 			}
 			if modern {
 				result = withResultType(result)

@@ -31,7 +31,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		return st.IssuedSecret(ctx, hash)
 	}
 
-	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now), newRefusalGate(issued, cfg.Now))))
+	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now, cfg.resource()), newRefusalGate(issued, cfg.Now))))
 	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
 	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
 

@@ -29,7 +29,11 @@ type toolArgs struct {
 	// decode decodes the arguments into a new value of the struct (a pointer).
 	decode func(raw json.RawMessage) (any, error)
 	// run calls the handler with that value.
-	run func(ctx context.Context, p principal, src *sourceRead, a any) (any, error)
+	run func(ctx context.Context, p principal, pl *readPlan, a any) (any, error)
+	// plan, for a tool that reads a document source, works out the read from
+	// that value before the bearer check, which authorizes and audits it in
+	// the same statement (read_plan.go); nil for every other tool.
+	plan func(a any) *readPlan
 }
 
 type toolArg struct {
@@ -37,20 +41,28 @@ type toolArg struct {
 	schema map[string]any
 }
 
-// sourceArgs is implemented by the arguments of a tool that reads a document
-// source: authentication reads that source in the same statement.
-type sourceArgs interface{ sourceID() string }
-
 // typed makes the toolArgs of a handler whose arguments are A.
 func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
-	return typedSource(func(ctx context.Context, p principal, _ *sourceRead, a *A) (any, error) {
-		return handle(ctx, p, a)
-	})
+	ta := decoderOf[A]()
+	ta.run = func(ctx context.Context, p principal, _ *readPlan, a any) (any, error) {
+		return handle(ctx, p, a.(*A))
+	}
+	return ta
 }
 
-// typedSource is typed for a handler that also receives the source read with
-// the bearer token (see sourceArgs).
-func typedSource[A any](handle func(ctx context.Context, p principal, src *sourceRead, a *A) (any, error)) toolArgs {
+// typedRead is typed for a handler that reads a document source: plan works
+// out the read from the arguments, and the handler receives it authorized.
+func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context, p principal, pl *readPlan, a *A) (any, error)) toolArgs {
+	ta := decoderOf[A]()
+	ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
+	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
+		return handle(ctx, p, pl, a.(*A))
+	}
+	return ta
+}
+
+// decoderOf is the toolArgs of A without a handler.
+func decoderOf[A any]() toolArgs {
 	ta := argsOf(reflect.TypeFor[A]())
 	names := make([]string, len(ta.args))
 	for i, a := range ta.args {
@@ -62,9 +74,6 @@ func typedSource[A any](handle func(ctx context.Context, p principal, src *sourc
 			return nil, err
 		}
 		return a, nil
-	}
-	ta.run = func(ctx context.Context, p principal, src *sourceRead, a any) (any, error) {
-		return handle(ctx, p, src, a.(*A))
 	}
 	return ta
 }

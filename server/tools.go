@@ -90,20 +90,20 @@ func (tt *toolTable) list() []map[string]any {
 var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState"}
 
 // toolCall is a tools/call request, decoded before authentication so that
-// the bearer check can read the source a document read names.
+// the bearer check can authorize and audit the read a document read asks for.
 type toolCall struct {
 	t      *tool
 	args   any   // the decoded arguments (toolArgs.decode)
 	argErr error // why they could not be decoded: answered after the scope check
 }
 
-// sourceID is the source the call reads, or "" when it reads none (or names
-// none that could exist).
-func (c toolCall) sourceID() string {
-	if s, ok := c.args.(sourceArgs); ok && c.argErr == nil {
-		return s.sourceID()
+// readPlan is the document read the call asks for (read_plan.go), or nil
+// when it reads none or its arguments are refused before any read.
+func (c toolCall) readPlan() *readPlan {
+	if c.t == nil || c.t.plan == nil || c.argErr != nil {
+		return nil
 	}
-	return ""
+	return c.t.plan(c.args)
 }
 
 // parseCall decodes tools/call params. Its errors are protocol errors
@@ -137,10 +137,10 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
-// call runs a tools/call for who; src is what the bearer check read for the
-// call's sourceID, if anything. The scope check is an HTTP 403 before the
+// call runs a tools/call for who; pl is the call's read as the bearer check
+// authorized it, if it makes one. The scope check is an HTTP 403 before the
 // tool runs; everything else is a tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c toolCall) (any, error) {
+func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c toolCall) (any, error) {
 	t := c.t
 	start := time.Now()
 	code := "ok"
@@ -149,7 +149,8 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 		tt.metrics.ToolCall(t.name, code, time.Since(start))
 	}()
 	// Because the scope check comes first, a caller without the scope causes
-	// no store write and no provider call.
+	// no provider call; nor a store write, since the read's statement writes
+	// no row for a token without documents:read.
 	if !who.hasScope(t.scope) {
 		code = "insufficient_scope"
 		return nil, who.missing(t.scope)
@@ -166,7 +167,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 			err = invalidArgument(c.argErr.Error())
 			break
 		}
-		result, err = t.run(ctx, who, src, c.args)
+		result, err = t.run(ctx, who, pl, c.args)
 		// A tool whose result would carry text read from GitHub refuses a
 		// caller without documents:read (needDocuments) before it reads any.
 		var se *scopeError
@@ -177,6 +178,9 @@ func (tt *toolTable) call(ctx context.Context, who principal, src *sourceRead, c
 	default:
 		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
 			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
+		if pl != nil && pl.auth.AuditID != 0 {
+			pl.failed(ctx, who, err) // its authorization was written: the refusal too
+		}
 	}
 	if err != nil {
 		err = quotaError(err)

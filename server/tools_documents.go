@@ -50,7 +50,7 @@ func (d *documentTools) tools() []*tool {
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
 			scope:    "documents:read",
 			readOnly: true,
-			toolArgs: typedSource(d.get),
+			toolArgs: typedRead(d.plan, d.get),
 		},
 	}
 }
@@ -122,91 +122,55 @@ type documentGetArgs struct {
 	Cursor    *string `json:"cursor" arg:"cursor"`
 }
 
-// sourceID is the source a read names, for authentication to read it in the
-// same statement; "" when the id cannot name a source.
-func (a *documentGetArgs) sourceID() string {
-	if a.SourceID == nil || !store.IsUUID(*a.SourceID) {
-		return ""
+// validateGet refuses arguments the tool answers before any read: such a
+// call is not audited (it names nothing the database was asked about).
+func validateGet(a *documentGetArgs) error {
+	switch {
+	case a.SourceID == nil:
+		return invalidArgument("source_id is required")
+	case a.Cursor != nil && a.StartByte != nil:
+		return invalidArgument("cursor and start_byte cannot be combined")
+	case a.StartByte != nil && *a.StartByte < 0:
+		return newCoded("byte_range_invalid", "start_byte must not be negative")
+	case a.MaxBytes != nil && *a.MaxBytes < 1:
+		return invalidArgument("max_bytes must be at least 1")
 	}
-	return *a.SourceID
+	return nil
 }
 
-func (d *documentTools) get(ctx context.Context, p principal, pre *sourceRead, args *documentGetArgs) (any, error) {
-	switch {
-	case args.SourceID == nil:
-		return nil, invalidArgument("source_id is required")
-	case args.Cursor != nil && args.StartByte != nil:
-		return nil, invalidArgument("cursor and start_byte cannot be combined")
-	case args.StartByte != nil && *args.StartByte < 0:
-		return nil, newCoded("byte_range_invalid", "start_byte must not be negative")
-	case args.MaxBytes != nil && *args.MaxBytes < 1:
-		return nil, invalidArgument("max_bytes must be at least 1")
-	}
-	sourceID := *args.SourceID
-	addLog(ctx, slog.String("source", sourceID))
-	src, res, err := d.resolveAndRead(ctx, p, pre, sourceID, args.Cursor, args.StartByte, args.MaxBytes)
-	// Every read that names a source is audited, refused ones included (another
-	// project's id, a forged cursor). Fail closed: content whose read could not
-	// be audited is not returned.
-	if auditErr := d.audit(ctx, p, sourceID, src, res, err); auditErr != nil && err == nil {
-		return nil, auditErr
-	}
-	if err != nil {
+// get serves a read the bearer check has authorized and audited (pl, from
+// plan: read_plan.go). Every read that names a source is audited, refused
+// ones included (another project's id, a forged cursor), and the row is
+// written before GitHub is called; a read without its row is refused.
+func (d *documentTools) get(ctx context.Context, p principal, pl *readPlan, args *documentGetArgs) (any, error) {
+	if err := validateGet(args); err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// resolveAndRead checks the cursor and the source's state, then reads. src is
-// nil unless the source exists in the caller's project.
-func (d *documentTools) resolveAndRead(ctx context.Context, p principal, pre *sourceRead, sourceID string, cursorArg *string, startArg, maxArg *int64) (*store.DocumentSource, *documentResult, error) {
-	// A malformed id is answered exactly like an unknown one.
-	if !store.IsUUID(sourceID) {
-		return nil, nil, errSourceNotFound
-	}
-	var cur *cursor.Cursor
-	if cursorArg != nil {
-		c, err := d.cursors.Decode(*cursorArg, d.now())
-		if err != nil {
-			return nil, nil, err
-		}
-		// A cursor continues exactly one read: same kind, project, caller and source.
-		if c.Kind != cursorKindDoc || c.Project != p.auth.ProjectID || c.Principal != p.subject() || c.Source != sourceID {
-			return nil, nil, cursor.ErrInvalid
-		}
-		cur = &c
-	}
-	src, err := d.source(ctx, pre, p.auth.ProjectID, sourceID)
+	addLog(ctx, slog.String("source", *args.SourceID))
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil, errSourceNotFound
-	case err != nil:
-		return nil, nil, err
-	case src.RevokedAt != nil:
-		return &src, nil, newCoded("source_revoked", "the document source has been revoked")
-	case src.RepositoryRevokedAt != nil:
-		return &src, nil, newCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
-			"an administrator can link it again with heyaira-admin link-repository; "+
-			"runtime_bootstrap_get lists the sources that can still be read")
-	case src.CommitSHA == nil:
-		return &src, nil, newCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
-			"call workflow_dispatch, which freezes the branch's current commit into the workflow's instructions; "+
-			"or an administrator pins the source to a commit (heyaira-admin add-document-source --commit-sha)")
+	case pl == nil:
+		return nil, errors.New("git_document_get: the read was not authorized by the bearer check") // internal
+	case pl.err != nil:
+		// The statement failed although the token is valid, so nothing was
+		// written: the refusal gets its own row, as any read that names a source.
+		d.recordFailure(ctx, p, pl, pl.err)
+		return nil, pl.err
+	case pl.auth.AuditID == 0:
+		// Fail closed: a read whose row was not written is not served.
+		return nil, errors.New("git_document_get: no audit row for an authorized read") // internal
+	case pl.auth.Outcome != store.OutcomeOK:
+		return nil, pl.refusalError()
 	}
-	if cur != nil && (cur.Commit != *src.CommitSHA || cur.Path != src.Path) {
-		return &src, nil, cursor.ErrInvalid
+	res, err := d.read(ctx, p, pl.auth.Source, pl.cur, args.StartByte, args.MaxBytes)
+	if err != nil {
+		d.recordFailure(ctx, p, pl, err)
+		return nil, err
 	}
-	res, err := d.read(ctx, p, src, cur, startArg, maxArg)
-	return &src, res, err
-}
-
-// source returns the project's source, as read with the bearer token (pre,
-// authn.go) when it was, else with its own query.
-func (d *documentTools) source(ctx context.Context, pre *sourceRead, projectID, sourceID string) (store.DocumentSource, error) {
-	if src, ok, err := pre.lookup(projectID, sourceID); ok {
-		return src, err
-	}
-	return d.st.ProjectSource(ctx, projectID, sourceID)
+	// What only GitHub's answer tells goes in the answer and the log, not in
+	// the row written before it (docs/design.md §13).
+	addLog(ctx, slog.String("sha256", res.SHA256), slog.String("fragment_sha256", res.FragmentSHA256),
+		slog.Int("end_byte", res.Range.EndByte), slog.Int("total_bytes", res.Range.TotalBytes))
+	return res, nil
 }
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment.
@@ -267,36 +231,6 @@ func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.C
 		})
 	}
 	return res, nil
-}
-
-// audit records every document read that reached the provider: who, which
-// source and commit, the byte range and hashes, and the outcome. Never content.
-func (d *documentTools) audit(ctx context.Context, p principal, sourceID string, src *store.DocumentSource, res *documentResult, readErr error) error {
-	outcome := store.OutcomeOK
-	details := map[string]any{}
-	if src != nil {
-		// Only what the caller's own project holds; nothing about other projects.
-		details["path"] = src.Path
-		if src.CommitSHA != nil {
-			details["commit_sha"] = *src.CommitSHA
-		}
-	}
-	if !store.IsUUID(sourceID) {
-		sourceID = "" // a malformed id is the caller's text: not stored
-	}
-	if readErr != nil {
-		outcome, _ = classify(readErr)
-	} else {
-		details["start_byte"] = res.Range.StartByte
-		details["end_byte"] = res.Range.EndByte
-		details["total_bytes"] = res.Range.TotalBytes
-		details["sha256"] = res.SHA256
-		details["fragment_sha256"] = res.FragmentSHA256
-	}
-	return d.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{
-		Actor: p.subject(), Action: "document.read", ProjectID: p.auth.ProjectID,
-		Target: sourceID, Outcome: outcome, Details: details,
-	})
 }
 
 func deref[T any](p *T) T {

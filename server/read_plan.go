@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"heyaira/cursor"
+	"heyaira/store"
+)
+
+// A document read costs one database statement before GitHub is called and
+// none after it: the bearer check (authn.go) authorizes the read and writes
+// its audit row in the same statement (store.AuthorizeRead). So what the
+// read asks for is worked out from its arguments before that statement, as
+// a readPlan, which then carries the database's answer to the tool. The
+// audit row means "this principal was allowed (or refused) to read this
+// range at this time", and it is committed before a byte of the document
+// leaves the server. A read refused or failed after it (a rate limit,
+// GitHub, the file's own checks) writes a second row naming the first.
+
+// readPlan is one git_document_get call's read.
+type readPlan struct {
+	intent store.ReadIntent
+	cur    *cursor.Cursor // the decoded cursor; nil for a first read
+	// refusal is decided from the arguments alone; intent.Refusal is its code.
+	refusal error
+	// failed records, with a second audit row, a failure after the
+	// authorization's row was written (recordFailure).
+	failed func(ctx context.Context, p principal, err error)
+
+	// Set by the bearer check.
+	auth store.ReadAuthorization
+	// err is why the statement failed although the token is valid (a fault
+	// confined to the sources or the audit: DB-06); no row was written.
+	err error
+}
+
+// plan works out the read a's arguments ask for, or returns nil when the
+// tool refuses them before any read (an argument error: not audited, as
+// before). It checks the cursor's signature, expiry, kind and source here;
+// the database checks its project, principal, commit and path.
+func (d *documentTools) plan(a *documentGetArgs) *readPlan {
+	if validateGet(a) != nil {
+		return nil
+	}
+	pl := &readPlan{}
+	pl.failed = func(ctx context.Context, p principal, err error) { d.recordFailure(ctx, p, pl, err) }
+	refuse := func(err error) *readPlan {
+		pl.refusal = err
+		pl.intent.Refusal, _ = classify(err)
+		return pl
+	}
+	// A malformed id is answered exactly like an unknown one, and its row
+	// names no target: the id is the caller's text.
+	if !store.IsUUID(*a.SourceID) {
+		return refuse(errSourceNotFound)
+	}
+	pl.intent.SourceID = *a.SourceID
+	if a.StartByte != nil {
+		pl.intent.StartByte = *a.StartByte
+	}
+	if a.MaxBytes != nil {
+		pl.intent.MaxBytes = *a.MaxBytes
+	}
+	if a.Cursor == nil {
+		return pl
+	}
+	c, err := d.cursors.Decode(*a.Cursor, d.now())
+	if err != nil {
+		return refuse(err)
+	}
+	// A cursor continues exactly one read: same kind, project, caller and source.
+	if c.Kind != cursorKindDoc || c.Source != pl.intent.SourceID || c.Project == "" || c.Principal == "" {
+		return refuse(cursor.ErrInvalid)
+	}
+	pl.cur = &c
+	pl.intent.StartByte = c.Offset
+	pl.intent.Cursor = &store.ReadCursor{Project: c.Project, Principal: c.Principal, Commit: c.Commit, Path: c.Path,
+		FileSHA256: c.FileSHA256}
+	return pl
+}
+
+// refusalError is the tool's answer to a read the database refused, whose
+// code is the audit row's outcome.
+func (pl *readPlan) refusalError() error {
+	code := pl.auth.Outcome
+	if pl.refusal != nil && code == pl.intent.Refusal {
+		return pl.refusal
+	}
+	switch code {
+	case "cursor_invalid":
+		return cursor.ErrInvalid
+	case "source_not_found":
+		return errSourceNotFound
+	case "source_revoked":
+		return errSourceRevoked
+	case "repository_revoked":
+		return errRepositoryRevoked
+	case "source_requires_dispatch":
+		return errSourceRequiresDispatch
+	}
+	return fmt.Errorf("document read: the database answered outcome %q", code) // internal: fail closed
+}
+
+var (
+	errSourceRevoked     = newCoded("source_revoked", "the document source has been revoked")
+	errRepositoryRevoked = newCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
+		"an administrator can link it again with heyaira-admin link-repository; "+
+		"runtime_bootstrap_get lists the sources that can still be read")
+	errSourceRequiresDispatch = newCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
+		"call workflow_dispatch, which freezes the branch's current commit into the workflow's instructions; "+
+		"or an administrator pins the source to a commit (heyaira-admin add-document-source --commit-sha)")
+)
+
+// recordFailure writes the second audit row of a read that failed after
+// its authorization (or whose authorization could not be written): who,
+// which source, the outcome code, and the row it follows. Never content.
+func (d *documentTools) recordFailure(ctx context.Context, p principal, pl *readPlan, readErr error) {
+	code, _ := classify(quotaError(readErr))
+	details := map[string]any{}
+	if pl.auth.Found {
+		// Only what the caller's own project holds; nothing about other projects.
+		details["path"] = pl.auth.Source.Path
+		if pl.auth.Source.CommitSHA != nil {
+			details["commit_sha"] = *pl.auth.Source.CommitSHA
+		}
+	}
+	if pl.auth.AuditID != 0 {
+		details["authorization_id"] = pl.auth.AuditID
+	}
+	err := d.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{
+		Actor: p.subject(), Action: "document.read", ProjectID: p.auth.ProjectID,
+		Target: pl.intent.SourceID, Outcome: code, Details: details,
+	})
+	if err != nil && d.logger != nil {
+		d.logger.WarnContext(ctx, "audit of a failed document read failed", "req_id", requestID(ctx), "code", code, "err", err)
+	}
+}
