@@ -120,12 +120,16 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 			t.Fatal(err)
 		}
 		d.halfLimit = min(65536, size/2)
+		// The same document twice, with two fragment limits: the second as a
+		// reference, since a second runtime source of the same path and
+		// commit would be a duplicate (admin refuses those).
 		for _, s := range []struct {
 			id    *string
+			role  string
 			limit int
-		}{{&d.whole, 65536}, {&d.half, d.halfLimit}} {
+		}{{&d.whole, "runtime", 65536}, {&d.half, "reference", d.halfLimit}} {
 			src, err := db.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: project.ID, GitHubOwner: "bench",
-				GitHubRepository: d.repo, Role: "runtime", Path: path, CommitSHA: benchCommit, FragmentLimit: s.limit})
+				GitHubRepository: d.repo, Role: s.role, Path: path, CommitSHA: benchCommit, FragmentLimit: s.limit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,18 @@ func runConformance(t *testing.T, pkg, baseline string, perCheck bool, args ...s
 		summary = summary[i:]
 	}
 	if err != nil {
-		t.Fatalf("conformance suite %s failed: %v\n%s", pkg, err, summary)
+		// What failed or warned, check by check, so that a failure says why.
+		var why strings.Builder
+		if results, rerr := readConformanceResults(outDir); rerr == nil {
+			for scenario, checks := range results {
+				for _, c := range checks {
+					if c.Status == "FAILURE" || c.Status == "WARNING" {
+						fmt.Fprintf(&why, "%s:%s %s: %.300s\n", scenario, c.ID, c.Status, c.ErrorMessage)
+					}
+				}
+			}
+		}
+		t.Fatalf("conformance suite %s failed: %v\n%s\nchecks that failed or warned:\n%s", pkg, err, summary, why.String())
 	}
 	t.Logf("conformance summary:\n%s", summary)
 	results, err := readConformanceResults(outDir)
@@ -121,8 +132,9 @@ func runConformance(t *testing.T, pkg, baseline string, perCheck bool, args ...s
 // conformanceCheck is one check of a scenario, as the suite writes it to
 // <scenario dir>/checks.json.
 type conformanceCheck struct {
-	ID     string `json:"id"`
-	Status string `json:"status"` // SUCCESS, FAILURE, WARNING, SKIPPED, INFO
+	ID           string `json:"id"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, SKIPPED, INFO
+	ErrorMessage string `json:"errorMessage"`
 }
 
 // readConformanceBaseline reads an expected-failures file: a "server:" key
@@ -240,11 +252,11 @@ func staleBaselineEntries(entries []string, results map[string][]conformanceChec
 func TestConformanceBaselineGoesStale(t *testing.T) {
 	t.Parallel()
 	results := map[string][]conformanceCheck{
-		"fails":        {{"a", "SUCCESS"}, {"b", "FAILURE"}},
-		"passes":       {{"a", "SUCCESS"}, {"b", "SUCCESS"}},
-		"warns":        {{"a", "SUCCESS"}, {"w1", "WARNING"}, {"w2", "WARNING"}},
+		"fails":        {{ID: "a", Status: "SUCCESS"}, {ID: "b", Status: "FAILURE"}},
+		"passes":       {{ID: "a", Status: "SUCCESS"}, {ID: "b", Status: "SUCCESS"}},
+		"warns":        {{ID: "a", Status: "SUCCESS"}, {ID: "w1", Status: "WARNING"}, {ID: "w2", Status: "WARNING"}},
 		"zero-checks":  {},
-		"check-passes": {{"a", "SUCCESS"}, {"b", "WARNING"}},
+		"check-passes": {{ID: "a", Status: "SUCCESS"}, {ID: "b", Status: "WARNING"}},
 	}
 	for _, c := range []struct {
 		name     string

@@ -113,7 +113,7 @@ func TestCR01ConstantTimeComparisons(t *testing.T) {
 		"server/tools_documents.go:cur.FileSHA256": "public document hash, compared after the cursor's MAC check",
 		// GitHub's blob SHA-1 of content GitHub itself sent: an integrity
 		// check on public data, not a secret.
-		"github/decode.go:obj.sha": "public git blob SHA-1 of the response",
+		"github/decode.go:sha": "public git blob SHA-1 of the response",
 	}
 	fset, files := productionFiles(t)
 	for path, f := range files {
