@@ -68,27 +68,26 @@ func TestServeWaitsForDatabase(t *testing.T) {
 // wait is a clean stop.
 func TestServeDatabaseWaitEnds(t *testing.T) {
 	t.Parallel()
-	t.Run("wrong password fails at once", func(t *testing.T) {
-		t.Parallel()
-		env := baseEnv(t, "postgres://postgres:"+dbWaitSecret+"@"+refusingPostgres(t)+"/heyaira?sslmode=disable")
+	// failsAtOnce runs serve on dbURL and wants its error to hold want,
+	// with no wait logged.
+	failsAtOnce := func(t *testing.T, dbURL, want string) {
+		env := baseEnv(t, dbURL)
 		var logs logbuf.Buffer
 		err := serve(t.Context(), env.get, &logs, serveHooks{})
-		if err == nil || !strings.Contains(err.Error(), "28P01") {
-			t.Errorf("serve against a server refusing the password = %v, want the refusal", err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("serve = %v, want a refusal naming %q", err, want)
 		}
 		noWait(t, &logs)
+	}
+	t.Run("wrong password fails at once", func(t *testing.T) {
+		t.Parallel()
+		failsAtOnce(t, "postgres://postgres:"+dbWaitSecret+"@"+refusingPostgres(t)+"/heyaira?sslmode=disable", "28P01")
 	})
 	t.Run("no such database fails at once", func(t *testing.T) {
 		t.Parallel()
 		u, _ := url.Parse(storetest.BaseURL(t))
 		u.Path = "/heyaira_no_such_database"
-		env := baseEnv(t, u.String())
-		var logs logbuf.Buffer
-		err := serve(t.Context(), env.get, &logs, serveHooks{})
-		if err == nil || !strings.Contains(err.Error(), "does not exist") {
-			t.Errorf("serve on a missing database = %v, want pq's refusal", err)
-		}
-		noWait(t, &logs)
+		failsAtOnce(t, u.String(), "does not exist")
 	})
 	t.Run("the limit ends the wait", func(t *testing.T) {
 		t.Parallel()
