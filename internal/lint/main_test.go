@@ -6,6 +6,8 @@ package lint
 
 import (
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"heyaira/internal/leaktest"
@@ -15,7 +17,8 @@ import (
 // reader of the repository would write them, and adds the goroutine-leak
 // check of docs/security-tests.md LD-05.
 func TestMain(m *testing.M) {
-	if err := os.Chdir("../.."); err != nil {
+	_, file, _, _ := runtime.Caller(0) // this file, two folders below the root
+	if err := os.Chdir(filepath.Join(filepath.Dir(file), "..", "..")); err != nil {
 		panic(err)
 	}
 	os.Exit(leaktest.Main(m))

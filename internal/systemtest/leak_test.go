@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"heyaira/internal/app"
@@ -18,7 +20,8 @@ var schemaSQL string
 // (`go build .`) as a user at the root would; and it adds the
 // goroutine-leak check of docs/security-tests.md LD-05.
 func TestMain(m *testing.M) {
-	if err := os.Chdir("../.."); err != nil {
+	_, file, _, _ := runtime.Caller(0) // this file, two folders below the root
+	if err := os.Chdir(filepath.Join(filepath.Dir(file), "..", "..")); err != nil {
 		panic(err)
 	}
 	b, err := os.ReadFile("schema.sql")

@@ -195,6 +195,7 @@ type topology struct {
 	caFile   string
 	certFile string    // nginx's certificate
 	hooks    app.Hooks // the fake GitHub
+	nginxLog string    // nginx's error log
 }
 
 // newTopology sets up the tenant with the live-server fixture, then runs
@@ -226,6 +227,7 @@ func newTopology(t *testing.T, extraEnv map[string]string) *topology {
 		tp.replicas = append(tp.replicas, base)
 		tp.stops = append(tp.stops, stop)
 	}
+	tp.nginxLog = filepath.Join(dir, "error.log")
 	startNginx(t, dir, listen, tp.certFile, key, []string{tp.replicas[0][len("http://"):], tp.replicas[1][len("http://"):]})
 	s.base = tp.public
 	s.access = newAccessToken(t, s.dbURL, s.person, s.project, tp.public+"/mcp")

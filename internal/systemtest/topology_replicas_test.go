@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -280,6 +281,14 @@ func keysOf(page map[string]any) []string {
 // the refused connections of the stopped replica on the other. /readyz
 // answers 503 "draining" from the replica being stopped, as it should; it
 // is for the proxy, so it is counted apart.
+//
+// One 502 is not the server's to prevent (docs/deploy.md, "Rolling
+// restarts"): a POST whose connection the kernel accepted in the last
+// instant before the listener closed is reset unread, and nginx does not
+// retry a POST it has sent. How many land there depends on how far the
+// accept loop lags, so on the machine's load. Such a 502 is allowed only
+// when nginx logged that reset for it; a 502 of "no live upstreams" (both
+// replicas marked failed: the restart went too fast) never is.
 func TestTP07RollingRestartThroughNginx(t *testing.T) {
 	tp := newTopology(t, map[string]string{"HEYAIRA_DRAIN_SECONDS": "1"})
 	load := newMixedLoad(tp.liveServer)
@@ -310,12 +319,19 @@ func TestTP07RollingRestartThroughNginx(t *testing.T) {
 		t.Fatalf("rolling restart: %v", err)
 	}
 	outs := load.rec.all()
-	failed, draining := 0, 0
+	nginxLog, _ := os.ReadFile(tp.nginxLog)
+	resets := acceptQueueResets(string(nginxLog))
+	if strings.Contains(string(nginxLog), "no live upstreams") {
+		t.Errorf("nginx found no live upstream during the rolling restart:\n%s", nginxLog)
+	}
+	failed, draining, reset := 0, 0, 0
 	for _, o := range outs {
 		switch {
 		case o.ok() || o.kind == "readyz" && o.status == http.StatusOK:
 		case o.kind == "readyz" && o.status == http.StatusServiceUnavailable && strings.Contains(o.body, "draining"):
 			draining++
+		case o.status == http.StatusBadGateway && reset < resets:
+			reset++ // a connection reset unread in the accept queue, logged by nginx
 		default:
 			failed++
 			if failed <= 5 {
@@ -323,8 +339,8 @@ func TestTP07RollingRestartThroughNginx(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("TP-07 rolling restart: %d requests, %d client-visible errors, %d readyz draining answers: %s",
-		len(outs), failed, draining, histogram(outs))
+	t.Logf("TP-07 rolling restart: %d requests, %d client-visible errors, %d 502s of connections reset in the accept queue, %d readyz draining answers: %s",
+		len(outs), failed, reset, draining, histogram(outs))
 	load.checkWrites(t, sqlDB(t, tp.dbURL))
 }
 
@@ -409,4 +425,18 @@ func TestTP10GitHubCapPerReplica(t *testing.T) {
 	if codes["ok"]+codes["rate_limited"] != 40 || codes["ok"] == 0 {
 		t.Errorf("outcomes %v, want only ok and rate_limited", codes)
 	}
+}
+
+// acceptQueueResets counts nginx's error-log lines for a replica that closed
+// a connection before reading the request: reset by the kernel when the
+// listener closed with the connection still in its accept queue.
+func acceptQueueResets(nginxLog string) int {
+	n := 0
+	for _, line := range strings.Split(nginxLog, "\n") {
+		if strings.Contains(line, "while reading response header from upstream") &&
+			(strings.Contains(line, "Connection reset by peer") || strings.Contains(line, "prematurely closed connection")) {
+			n++
+		}
+	}
+	return n
 }
