@@ -35,3 +35,27 @@ func (c *Clock) Set(t time.Time) {
 	c.t = t
 	c.mu.Unlock()
 }
+
+// FollowWallClock keeps the clock on the wall clock, every second, until the
+// returned stop is called. It is for a server in another process, which
+// signs App JWTs by the wall clock and cannot share this clock: a frozen
+// fake would refuse every JWT once the JWT's 60 s backdate has passed since
+// the fake started (a slow start on a loaded machine, a long run).
+func (c *Clock) FollowWallClock() (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			c.Set(time.Now())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-exited }) }
+}

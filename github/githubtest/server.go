@@ -121,6 +121,14 @@ type Server struct {
 // New starts a fake GitHub closed by t.Cleanup.
 func New(t testing.TB) *Server {
 	t.Helper()
+	s := Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake GitHub for a program (the demo, internal/demo) rather
+// than a test; Close stops it.
+func Start() *Server {
 	s := &Server{
 		clock:  NewClock(time.Unix(time.Now().Unix(), 0)),
 		faults: make(map[Route][]*faultEntry),
@@ -146,12 +154,14 @@ func New(t testing.TB) *Server {
 		IdleConnTimeout:     30 * time.Second,
 		DisableCompression:  true,
 	}}
-	t.Cleanup(func() {
-		s.stop()
-		s.hc.CloseIdleConnections()
-		s.srv.Close()
-	})
 	return s
+}
+
+// Close ends every request, then stops the server.
+func (s *Server) Close() {
+	s.stop()
+	s.hc.CloseIdleConnections()
+	s.srv.Close()
 }
 
 // URL is the base URL to put in github.Config.BaseURL.

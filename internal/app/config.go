@@ -1,0 +1,169 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"heyaira/server"
+)
+
+// config is everything serve reads from the environment, read once.
+type config struct {
+	databaseURL    string
+	listenAddr     string
+	publicURL      string // no trailing slash; the OAuth issuer
+	cursorKeyFile  string
+	githubAppID    string
+	githubKeyFile  string
+	allowedOrigins []string
+	metricsAddr    string
+	metricsPublic  bool     // /metrics on the main listener too, without authentication
+	cimdHosts      []string // exact hostnames; none: CIMD off
+	trustedProxies []netip.Prefix
+	githubInFlight int           // 0: the server's default
+	replicas       int           // replicas sharing the database; budgets are divided by it
+	drainDelay     time.Duration // how long /readyz fails before the listener closes
+	dbWait         time.Duration // how long serve waits for PostgreSQL at start; 0: no limit
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		databaseURL:   getenv("HEYAIRA_DATABASE_URL"),
+		listenAddr:    orDefault(getenv("HEYAIRA_LISTEN_ADDR"), "127.0.0.1:8080"),
+		publicURL:     strings.TrimRight(orDefault(getenv("HEYAIRA_PUBLIC_URL"), "http://127.0.0.1:8080"), "/"),
+		cursorKeyFile: getenv("HEYAIRA_CURSOR_KEY_FILE"),
+		githubAppID:   strings.TrimSpace(getenv("HEYAIRA_GITHUB_APP_ID")),
+		githubKeyFile: getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"),
+		metricsAddr:   getenv("HEYAIRA_METRICS_ADDR"),
+	}
+	switch v := getenv("HEYAIRA_METRICS_PUBLIC"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.metricsPublic = true
+	default:
+		return c, fmt.Errorf("HEYAIRA_METRICS_PUBLIC must be 1 or 0, not %q", v)
+	}
+	for _, o := range strings.Split(getenv("HEYAIRA_ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			if err := checkOrigin(o); err != nil {
+				return c, err
+			}
+			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
+		}
+	}
+	for _, h := range strings.Split(getenv("HEYAIRA_CIMD_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.cimdHosts = append(c.cimdHosts, h)
+		}
+	}
+	var err error
+	if c.trustedProxies, err = server.ParseTrustedProxies(getenv("HEYAIRA_TRUSTED_PROXIES")); err != nil {
+		return c, err
+	}
+	if c.githubInFlight, err = envInt(getenv, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0); err != nil {
+		return c, err
+	}
+	if c.replicas, err = envInt(getenv, "HEYAIRA_REPLICAS", 1, 64, 1); err != nil {
+		return c, err
+	}
+	drain, err := envInt(getenv, "HEYAIRA_DRAIN_SECONDS", 0, 300, 5)
+	if err != nil {
+		return c, err
+	}
+	c.drainDelay = time.Duration(drain) * time.Second
+	wait, err := envInt(getenv, dbWaitEnv, 0, 86400, 0)
+	if err != nil {
+		return c, err
+	}
+	c.dbWait = time.Duration(wait) * time.Second
+	if c.databaseURL == "" {
+		return c, errors.New("HEYAIRA_DATABASE_URL is required")
+	}
+	if c.cursorKeyFile == "" {
+		return c, errors.New("HEYAIRA_CURSOR_KEY_FILE is required (scripts/dev shows how to make one)")
+	}
+	u, err := url.Parse(c.publicURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
+	}
+	// The issuer, the MCP resource and every endpoint are this URL plus a
+	// fixed path, and the metadata is at the host's root: a base path would
+	// put the well-known documents where no client looks.
+	if u.Path != "" {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must not have a path (%q): serve HeyAira at the root of its own host name", u.Path)
+	}
+	// OAuth 2.1 allows plain http only for loopback redirect and server
+	// addresses; bearer tokens and codes must not cross a network in clear.
+	if u.Scheme == "http" && !isLoopbackName(u.Hostname()) {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL uses http on %s, which is not a loopback address: OAuth needs TLS; "+
+			"put a TLS-terminating proxy in front and use its https URL", u.Hostname())
+	}
+	if c.metricsPublic && c.metricsAddr != "" {
+		return c, errors.New("set HEYAIRA_METRICS_ADDR or HEYAIRA_METRICS_PUBLIC, not both")
+	}
+	return c, nil
+}
+
+// checkOrigin refuses an entry of HEYAIRA_ALLOWED_ORIGINS that can never
+// equal an Origin header, which /mcp compares exactly: a browser sends
+// scheme://host[:port] in lower case, with nothing after it. A bare host
+// name ("example.com") was the usual mistake, and it allowed nothing.
+func checkOrigin(o string) error {
+	u, err := url.Parse(strings.TrimRight(o, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "?") {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q is not an origin: write scheme://host[:port] "+
+			"with nothing after it, e.g. https://%s", o, exampleHost(o))
+	}
+	if o != strings.ToLower(o) {
+		return fmt.Errorf("HEYAIRA_ALLOWED_ORIGINS: %q must be in lower case, as browsers send the Origin header", o)
+	}
+	return nil
+}
+
+// exampleHost is a host name taken from a malformed origin, for the hint.
+func exampleHost(o string) string {
+	if _, rest, ok := strings.Cut(o, "://"); ok {
+		o = rest
+	}
+	if h, _, _ := strings.Cut(o, "/"); h != "" && !strings.ContainsAny(h, " \t") {
+		return strings.ToLower(h)
+	}
+	return "app.example.com"
+}
+
+// isLoopbackName reports whether a URL host is localhost or a loopback IP.
+func isLoopbackName(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// envInt reads a whole number from lo to hi, or def when the variable is unset.
+func envInt(getenv func(string) string, name string, lo, hi, def int) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

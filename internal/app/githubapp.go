@@ -1,0 +1,99 @@
+package app
+
+import (
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"heyaira/github"
+	"heyaira/internal/secretfile"
+)
+
+// An App that is configured but cannot work is more than a log line: serve
+// still starts (memory, task and workflow tools do not need GitHub, and
+// every replica shares the same key, so refusing to start would take the
+// whole service down for one bad file), but the start-up line is an ERROR
+// that says what to do, and /readyz answers 200 "degraded" with the reason
+// until it is fixed. The reasons are a key file serve refuses, half of the
+// App configuration, and a JWT GitHub refuses at token mint (401: the App
+// ID does not match the key, or the key was deleted in the App's settings).
+// Without any App configuration, document tools answer
+// provider_unconfigured and one WARN line says so: that is a choice, not a
+// fault, so /readyz stays "ok".
+
+// githubHealth holds the current App problem, "" for none.
+type githubHealth struct {
+	logger *slog.Logger
+	state  atomic.Pointer[string]
+}
+
+// The problems /readyz reports, as stable words for monitoring; the log
+// line beside each says what to do.
+const (
+	appKeyRefused  = "app_key_refused"       // the key file is unusable
+	appIncomplete  = "app_config_incomplete" // only one of the two variables is set
+	appJWTRefused  = "app_jwt_refused"       // GitHub answered 401 at token mint
+	jwtRefusedHelp = "GitHub refused the App's JWT (401 at token mint): check HEYAIRA_GITHUB_APP_ID " +
+		"and that the key file holds a key the App still has (docs/github-app.md), then restart serve; " +
+		"until then document tools answer provider_forbidden and /readyz reports degraded"
+)
+
+func (h *githubHealth) problem() string {
+	if p := h.state.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (h *githubHealth) set(p string) { h.state.Store(&p) }
+
+// observe follows token mints: a 401 sets appJWTRefused (logged once per
+// change), a successful mint clears it (the App was fixed at GitHub).
+func (h *githubHealth) observe(route string, status int) {
+	if route != "access_tokens" {
+		return
+	}
+	switch {
+	case status == http.StatusUnauthorized && h.problem() != appJWTRefused:
+		h.set(appJWTRefused)
+		h.logger.Error(jwtRefusedHelp)
+	case status == http.StatusCreated && h.problem() == appJWTRefused:
+		h.set("")
+		h.logger.Info("GitHub accepted the App's JWT again; /readyz reports ok")
+	}
+}
+
+// githubConfig loads the App credentials. A missing or unprotected key is not
+// fatal: document tools then answer provider_unconfigured, and we say why
+// once: a WARN without any App configuration, else an ERROR and a problem
+// that /readyz reports.
+func githubConfig(cfg config, hooks Hooks, logger *slog.Logger) (github.Config, *githubHealth) {
+	gc := github.Config{BaseURL: hooks.GitHubBaseURL, HTTP: hooks.GitHubHTTP, Timeout: hooks.GitHubTimeout, Now: hooks.GitHubNow, Logger: logger}
+	health := &githubHealth{logger: logger}
+	refuse := func(problem, msg string, attrs ...any) (github.Config, *githubHealth) {
+		health.set(problem)
+		logger.Error(msg+": document tools answer provider_unconfigured and /readyz reports degraded until it is fixed and serve restarted", attrs...)
+		return gc, health
+	}
+	switch {
+	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
+		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")
+		return gc, health
+	case cfg.githubAppID == "":
+		return refuse(appIncomplete, "HEYAIRA_GITHUB_APP_ID is not set but HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is")
+	case cfg.githubKeyFile == "":
+		return refuse(appIncomplete, "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is not set but HEYAIRA_GITHUB_APP_ID is")
+	}
+	pemBytes, err := secretfile.Read(cfg.githubKeyFile)
+	if err != nil {
+		return refuse(appKeyRefused, "GitHub App key refused", "reason", err.Error())
+	}
+	key, err := github.ParseAppKey(pemBytes)
+	if err != nil {
+		// The path, never the contents: the reason names only what is wrong.
+		return refuse(appKeyRefused, "GitHub App key refused", "path", cfg.githubKeyFile, "reason", err.Error())
+	}
+	gc.AppID = cfg.githubAppID
+	gc.Key = key
+	return gc, health
+}

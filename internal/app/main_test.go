@@ -1,0 +1,11 @@
+package app
+
+import (
+	"os"
+	"testing"
+
+	"heyaira/store/storetest"
+)
+
+// TestMain adds the goroutine-leak check of docs/security-tests.md LD-05.
+func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }

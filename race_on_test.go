@@ -1,7 +1,0 @@
-//go:build race
-
-package main
-
-// raceOn says the tests run under the race detector, which costs 2–20× in
-// time: latency gates are then doubled.
-const raceOn = true
