@@ -99,12 +99,10 @@ type RateLimitError struct {
 	RetryAfter time.Duration
 }
 
-// Error implements error.
 func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("github: rate limited; retry after %s", e.RetryAfter)
 }
 
-// Is reports whether target is ErrRateLimited.
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
 // withOp prefixes an error of this package with an operation. The errors
