@@ -90,10 +90,11 @@ func (c *Client) ResolveBranch(ctx context.Context, b Binding, branch string) (c
 		return "", withOp(op, err)
 	}
 	u := c.repoURL(b) + "/git/ref/heads/" + escapeSegments(branch)
-	err = c.call(ctx, b, "git_ref", u, "application/vnd.github+json", maxRefResponse, func(body []byte) (err error) {
-		commitSHA, err = decodeRef(body, branch)
-		return err
-	})
+	err = c.call(ctx, b, "git_ref", u, "application/vnd.github+json", maxRefResponse,
+		func(body []byte) (err error) {
+			commitSHA, err = decodeRef(body, branch)
+			return err
+		})
 	if err != nil {
 		return "", withOp(op, err)
 	}
