@@ -27,9 +27,8 @@ type contentsObject struct {
 // errMalformed is every syntax error of a contents body.
 var errMalformed = fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 
-// rawValue keeps the raw JSON of one member as json.Unmarshal hands it
-// over, without copying it: a slice of the body, which parseContentsObject
-// verifies before it trusts it (see inBody).
+// rawValue keeps a member's raw JSON as json.Unmarshal hands it over, not
+// copied: a slice of the body, as inBody verifies.
 type rawValue []byte
 
 func (r *rawValue) UnmarshalJSON(b []byte) error {
