@@ -77,7 +77,6 @@ func NewScopeChoices(requested []string) (ordinary []ScopeChoice, documents *Sco
 	return ordinary, documents
 }
 
-// Render writes the consent page.
 func (p ConsentPage) Render(w io.Writer) error {
 	p.ClientName = DisplayText(p.ClientName)
 	p.Principal = DisplayText(p.Principal)
@@ -105,7 +104,6 @@ type SigninPage struct {
 	SignedIn  string // another principal this browser is signed in as, or ""
 }
 
-// Render writes the sign-in page.
 func (p SigninPage) Render(w io.Writer) error {
 	p.Principal, p.Account, p.SignedIn = DisplayText(p.Principal), DisplayText(p.Account), DisplayText(p.SignedIn)
 	return pages.ExecuteTemplate(w, "signin", p)
@@ -117,7 +115,6 @@ type SigninSwitchPage struct {
 	Principal, SignedIn string
 }
 
-// Render writes the page.
 func (p SigninSwitchPage) Render(w io.Writer) error {
 	p.Principal, p.SignedIn = DisplayText(p.Principal), DisplayText(p.SignedIn)
 	return pages.ExecuteTemplate(w, "signin_switch", p)
@@ -128,7 +125,6 @@ type SigninPromptPage struct {
 	Pending bool // an authorization request waits for the sign-in
 }
 
-// Render writes the sign-in prompt.
 func (p SigninPromptPage) Render(w io.Writer) error {
 	return pages.ExecuteTemplate(w, "signin_prompt", p)
 }
@@ -138,7 +134,6 @@ type SignedInPage struct {
 	Principal string
 }
 
-// Render writes the signed-in page.
 func (p SignedInPage) Render(w io.Writer) error {
 	p.Principal = DisplayText(p.Principal)
 	return pages.ExecuteTemplate(w, "signed_in", p)
@@ -149,7 +144,6 @@ type MessagePage struct {
 	Title, Message string
 }
 
-// Render writes the message page.
 func (p MessagePage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "message", p) }
 
 // AuthorizeErrorPage answers an authorization request that names a
