@@ -261,9 +261,7 @@ func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
 	if len(s) > MaxLen {
 		return Cursor{}, errMalformed
 	}
-	// Because the decoder skips '\r' and '\n' even in strict mode, a cursor
-	// with a newline added would decode to the same bytes; allow only the
-	// 64 characters of the alphabet.
+	// Only the 64 characters of the alphabet: b64 would skip a newline.
 	for i := 0; i < len(s); i++ {
 		if !isB64URL(s[i]) {
 			return Cursor{}, errMalformed

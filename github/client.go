@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -146,20 +147,20 @@ func defaultTransport() *http.Transport {
 }
 
 // configured checks the App credentials and the binding, without I/O.
-func (c *Client) configured(op string, b Binding) error {
+func (c *Client) configured(b Binding) error {
 	switch {
 	case c == nil:
-		return fail(op, ErrUnconfigured, "no client")
+		return fmt.Errorf("%w: no client", ErrUnconfigured)
 	case c.base == nil:
-		return fail(op, ErrUnconfigured, "unusable base URL")
+		return fmt.Errorf("%w: unusable base URL", ErrUnconfigured)
 	case c.appID == "":
-		return fail(op, ErrNoAppID, "")
+		return ErrNoAppID
 	case c.key == nil:
-		return fail(op, ErrNoAppKey, "")
+		return ErrNoAppKey
 	case b.InstallationID <= 0:
-		return fail(op, ErrNoInstallation, "")
+		return ErrNoInstallation
 	case b.RepositoryID < 0:
-		return fail(op, ErrInvalidName, "negative repository ID")
+		return fmt.Errorf("%w: negative repository ID", ErrInvalidName)
 	}
 	return nil
 }
@@ -178,18 +179,16 @@ func (c *Client) send(ctx context.Context, route string, req *http.Request, auth
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	d := time.Since(start)
-	status := 0
+	status, id := 0, ""
 	if err == nil {
-		status = resp.StatusCode
+		status, id = resp.StatusCode, resp.Header.Get("X-GitHub-Request-Id")
 	}
 	if c.onRequest != nil {
 		c.onRequest(route, status, d)
 	}
 	attrs := []any{"route", route, "status", status, "duration", d}
-	if err == nil {
-		if id := resp.Header.Get("X-GitHub-Request-Id"); id != "" {
-			attrs = append(attrs, "github_request_id", truncate(id, 64))
-		}
+	if id != "" {
+		attrs = append(attrs, "github_request_id", id[:min(len(id), 64)])
 	}
 	c.log.DebugContext(ctx, "github request", attrs...)
 	return resp, err
@@ -209,12 +208,4 @@ func transportError(ctx context.Context, err error) string {
 	default:
 		return "connection failed"
 	}
-}
-
-// truncate shortens s to at most n bytes.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,61 +50,98 @@ type File struct {
 	SHA256 [sha256.Size]byte
 }
 
-// GetFile reads the file at path in commit commitSHA of b's repository, with
-// exactly one contents request (two only if a cached installation token is
-// refused with 401: it is dropped, a new one minted, and the request retried
-// once). There is no retry on 5xx or connection errors: the caller may retry.
-//
-// Before any request, the owner, repository, path and commit are validated
-// (ErrInvalidName, ErrPathInvalid) and the App configuration checked
-// (ErrUnconfigured). The response is bounded, and accepted only as a regular
-// file whose path, size, blob SHA-1 and encoding agree (see the package doc).
-// Decoding and hashing run in the caller's goroutine.
+// GetFile reads the file at path in commit commitSHA of b's repository with
+// one contents request (a second only after a 401 on a cached installation
+// token: it is dropped, a new one minted, the request retried once); 5xx and
+// connection errors are the caller's to retry. Names are validated and the
+// App configuration checked before any request, and the answer is bounded
+// and verified as the package doc says; decoding and hashing run in the
+// caller's goroutine.
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
 	const op = "github: get file"
-	if err := validateBinding(b); err != nil {
+	if err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), ValidatePath(path),
+		ValidateCommitSHA(commitSHA), c.configured(b)); err != nil {
 		return nil, withOp(op, err)
-	}
-	if err := ValidatePath(path); err != nil {
-		return nil, withOp(op, err)
-	}
-	if err := ValidateCommitSHA(commitSHA); err != nil {
-		return nil, withOp(op, err)
-	}
-	if err := c.configured(op, b); err != nil {
-		return nil, err
 	}
 	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
 	var f *File
-	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", func(resp *http.Response) error {
-		body, err := readBody(resp, MaxContentsResponse)
-		if err != nil {
+	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", MaxContentsResponse,
+		func(body []byte) (err error) {
+			f, err = decodeContents(body, path)
 			return err
-		}
-		f, err = decodeContents(body, path)
-		return err
-	})
+		})
 	if err != nil {
 		return nil, withOp(op, err)
 	}
 	return f, nil
 }
 
-// call runs one authenticated GET with the 401-retry rule and hands a 200
-// response to onOK. Rate limits are remembered per installation, and a
-// secondary one per tenant (ratelimits.go); while one holds, no request is
-// sent.
-func (c *Client) call(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
+// ResolveBranch returns the commit SHA that branch points to in b's
+// repository, from GET /repos/{owner}/{repo}/git/ref/heads/{branch}. Only
+// refs/heads/ is consulted, so a tag of the same name is never used. The
+// answer must name exactly refs/heads/<branch> and a commit with a 40-hex
+// SHA (else ErrInconsistent). Invalid names fail with ErrBranchInvalid or
+// ErrInvalidName before any request. Retry and rate-limit rules are those
+// of GetFile.
+func (c *Client) ResolveBranch(ctx context.Context, b Binding, branch string) (commitSHA string, err error) {
+	const op = "github: resolve branch"
+	if err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), ValidateBranch(branch),
+		c.configured(b)); err != nil {
+		return "", withOp(op, err)
+	}
+	u := c.repoURL(b) + "/git/ref/heads/" + escapeSegments(branch)
+	err = c.call(ctx, b, "git_ref", u, "application/vnd.github+json", maxRefResponse,
+		func(body []byte) (err error) {
+			commitSHA, err = decodeRef(body, branch)
+			return err
+		})
+	if err != nil {
+		return "", withOp(op, err)
+	}
+	return commitSHA, nil
+}
+
+// decodeRef checks a git/ref response for branch and returns its commit SHA.
+func decodeRef(body []byte, branch string) (string, error) {
+	var r struct {
+		Ref    string `json:"ref"`
+		Object struct {
+			Type string `json:"type"`
+			SHA  string `json:"sha"`
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return "", fmt.Errorf("%w: malformed ref JSON", ErrUnavailable)
+	}
+	if r.Ref != "refs/heads/"+branch {
+		return "", fmt.Errorf("%w: response names another ref", ErrInconsistent)
+	}
+	if r.Object.Type != "commit" {
+		return "", fmt.Errorf("%w: branch does not point to a commit", ErrInconsistent)
+	}
+	if !isSHA1Hex(r.Object.SHA) {
+		return "", fmt.Errorf("%w: commit SHA is not 40 lowercase hex", ErrInconsistent)
+	}
+	return r.Object.SHA, nil
+}
+
+// call runs one authenticated GET with the 401-retry rule and hands the body
+// of a 200, read through limit, to decode. Rate limits are remembered per
+// installation, and a secondary one per tenant (ratelimits.go); while one
+// holds, no request is sent.
+func (c *Client) call(ctx context.Context, b Binding, route, u, accept string, limit int64,
+	decode func([]byte) error) error {
 	if err := c.rateLimits.check(b, c.now()); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	err := c.callOnce(ctx, b, route, u, accept, onOK)
+	err := c.callOnce(ctx, b, route, u, accept, limit, decode)
 	return c.rateLimits.note(b, err, c.now())
 }
 
-func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, onOK func(*http.Response) error) error {
+func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, limit int64,
+	decode func([]byte) error) error {
 	for attempt := 0; ; attempt++ {
 		tok, fresh, err := c.token(ctx, b)
 		if err != nil {
@@ -133,34 +171,38 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 				"route", route, "installation", b.InstallationID)
 			continue
 		}
-		err = c.handle(resp, onOK)
+		err = c.handle(resp, limit, decode)
 		resp.Body.Close()
 		return err
 	}
 }
 
-func (c *Client) handle(resp *http.Response, onOK func(*http.Response) error) error {
+func (c *Client) handle(resp *http.Response, limit int64, decode func([]byte) error) error {
 	if resp.StatusCode != http.StatusOK {
 		return checkAnswer(resp, c.now())
 	}
-	return onOK(resp)
+	body, err := readBody(resp, limit)
+	if err != nil {
+		return err
+	}
+	return decode(body)
 }
 
 // emptyBody is an empty request body that net/http cannot rewind.
 type emptyBody struct{}
 
-// Read reports the end of the (empty) body.
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyBody) Close() error             { return nil }
 
-// Close does nothing.
-func (emptyBody) Close() error { return nil }
-
-// validateBinding checks the repository names of b.
-func validateBinding(b Binding) error {
-	if err := ValidateOwner(b.Owner); err != nil {
-		return err
+// firstError returns the first of errs that is not nil. The checks it is
+// given are pure, so running them all changes nothing but the cost.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
-	return ValidateRepo(b.Repo)
+	return nil
 }
 
 // repoURL is the repository's API URL. Owner and repository are validated

@@ -17,8 +17,8 @@ import (
 // checked for syntax by encoding/json and skipped, because GitHub adds
 // fields without a version change.
 type contentsObject struct {
-	typ, encoding, path, sha *string // nil when absent or null
-	size                     *int64
+	typ, encoding, path, sha string // "" when absent or null
+	size                     *int64 // nil when absent or null
 	// content is the raw JSON value of the "content" member, a slice of the
 	// body (nil when the member is absent); encoding/json has checked it.
 	content []byte
@@ -27,9 +27,8 @@ type contentsObject struct {
 // errMalformed is every syntax error of a contents body.
 var errMalformed = fmt.Errorf("%w: malformed contents JSON", ErrUnavailable)
 
-// rawValue keeps the raw JSON of one member as json.Unmarshal hands it
-// over, without copying it: a slice of the body, which parseContentsObject
-// verifies before it trusts it (see inBody).
+// rawValue keeps a member's raw JSON as json.Unmarshal hands it over, not
+// copied: a slice of the body, as inBody verifies.
 type rawValue []byte
 
 func (r *rawValue) UnmarshalJSON(b []byte) error {
@@ -143,8 +142,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	if !ok {
 		return nil, errMalformed
 	}
-	typ := deref(obj.typ)
-	switch typ {
+	switch typ := obj.typ; typ {
 	case "file":
 	case "":
 		return nil, fmt.Errorf("%w: contents response without a type", ErrUnavailable)
@@ -153,7 +151,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	default:
 		return nil, fmt.Errorf("%w: object of unknown type", ErrNotFile)
 	}
-	if obj.path == nil || *obj.path != wantPath {
+	if obj.path != wantPath || wantPath == "" {
 		return nil, fmt.Errorf("%w: response path differs from the request", ErrInconsistent)
 	}
 	if obj.size == nil || *obj.size < 0 {
@@ -163,8 +161,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	if size > MaxFileSize {
 		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, size, MaxFileSize)
 	}
-	encoding := deref(obj.encoding)
-	if encoding == "none" {
+	if obj.encoding == "none" {
 		// GitHub does not inline content for files over its own limit.
 		return nil, fmt.Errorf("%w: content not inlined (encoding none)", ErrTooLarge)
 	}
@@ -176,7 +173,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 		}
 	case obj.content[0] != '"':
 		return nil, fmt.Errorf("%w: content is not a string", ErrUnavailable)
-	case encoding != "base64":
+	case obj.encoding != "base64":
 		return nil, fmt.Errorf("%w: unsupported content encoding", ErrUnavailable)
 	default:
 		var err error
@@ -184,7 +181,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 			return nil, err
 		}
 	}
-	sha := deref(obj.sha)
+	sha := obj.sha
 	if !isSHA1Hex(sha) || blobSHA(content) != sha {
 		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
 	}
@@ -194,15 +191,8 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	if bytes.IndexByte(content, 0) >= 0 {
 		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	return &File{Path: *obj.path, BlobSHA: sha, Size: len(content), Content: content,
+	return &File{Path: obj.path, BlobSHA: sha, Size: len(content), Content: content,
 		SHA256: sha256.Sum256(content)}, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // blobSHA is git's object ID for a blob: SHA-1 over "blob <len>\x00<data>".

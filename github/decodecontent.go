@@ -12,8 +12,7 @@ const chunk = 64 << 10
 
 // decodeContent decodes raw, the "content" member as received (a JSON
 // string, quotes included, that encoding/json has already checked), into
-// exactly size bytes, in place. The returned content shares raw's memory,
-// so a read holds one buffer, not the answer and the file side by side.
+// exactly size bytes, in place: the result shares raw's memory.
 //
 //   - GitHub wraps base64 in 60-character lines, so the string is runs of
 //     base64 separated by the escape \n. The escapes \n and \r (line breaks)

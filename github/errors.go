@@ -99,25 +99,15 @@ type RateLimitError struct {
 	RetryAfter time.Duration
 }
 
-// Error implements error.
 func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("github: rate limited; retry after %s", e.RetryAfter)
 }
 
-// Is reports whether target is ErrRateLimited.
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
-// fail wraps sentinel with an operation and a fixed, secret-free detail.
-// Only sentinel is wrapped (%w); detail is plain text chosen by this package,
-// never a body, token or upstream error string.
-func fail(op string, sentinel error, detail string) error {
-	if detail == "" {
-		return fmt.Errorf("%s: %w", op, sentinel)
-	}
-	return fmt.Errorf("%s: %w: %s", op, sentinel, detail)
-}
-
-// withOp prefixes an error of this package with an operation.
+// withOp prefixes an error of this package with an operation. The errors
+// it is given carry only fixed, secret-free details chosen here, never a
+// body, a token or an upstream error string.
 func withOp(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }

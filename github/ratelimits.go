@@ -122,7 +122,6 @@ func (bo *backoff) prune(now time.Time) (empty bool) {
 // request (checkAnswer), until note has charged it and removed the mark.
 type secondaryLimit struct{ *RateLimitError }
 
-// Unwrap returns the rate limit.
 func (e *secondaryLimit) Unwrap() error { return e.RateLimitError }
 
 func later(a, b time.Time) time.Time {

@@ -66,14 +66,10 @@ func checkStatus(resp *http.Response, now time.Time) error {
 	case code == http.StatusNotFound, code == http.StatusConflict:
 		// 409 is GitHub's answer for an empty repository.
 		return fmt.Errorf("%w: status %d", ErrNotFound, code)
-	case code == http.StatusUnauthorized, code == http.StatusUnavailableForLegalReasons:
-		return fmt.Errorf("%w: status %d", ErrForbidden, code)
-	case code == http.StatusTooManyRequests:
+	case code == http.StatusTooManyRequests, code == http.StatusForbidden && isRateLimit(resp):
 		return &RateLimitError{RetryAfter: retryAfter(resp.Header, now)}
-	case code == http.StatusForbidden:
-		if isRateLimit(resp) {
-			return &RateLimitError{RetryAfter: retryAfter(resp.Header, now)}
-		}
+	case code == http.StatusUnauthorized, code == http.StatusForbidden,
+		code == http.StatusUnavailableForLegalReasons:
 		return fmt.Errorf("%w: status %d", ErrForbidden, code)
 	default:
 		return fmt.Errorf("%w: status %d", ErrUnavailable, code)

@@ -123,10 +123,8 @@ func ValidateOwner(s string) error {
 	if len(s) == 0 || len(s) > maxOwnerBytes || !isAlnum(s[0]) {
 		return &RuleError{Kind: ErrInvalidName, Rule: fmt.Sprintf("owner must be 1 to %d characters starting with a letter or digit", maxOwnerBytes)}
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' {
-			return &RuleError{Kind: ErrInvalidName, Rule: "owner may hold only letters, digits, '-' and '_'"}
-		}
+	if strings.Trim(s, alnum+"-_") != "" {
+		return &RuleError{Kind: ErrInvalidName, Rule: "owner may hold only letters, digits, '-' and '_'"}
 	}
 	return nil
 }
@@ -142,10 +140,8 @@ func ValidateRepo(s string) error {
 	if strings.HasSuffix(strings.ToLower(s), ".git") {
 		return &RuleError{Kind: ErrInvalidName, Rule: "repository must not end in \".git\""}
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
-			return &RuleError{Kind: ErrInvalidName, Rule: "repository may hold only letters, digits, '.', '-' and '_'"}
-		}
+	if strings.Trim(s, alnum+".-_") != "" {
+		return &RuleError{Kind: ErrInvalidName, Rule: "repository may hold only letters, digits, '.', '-' and '_'"}
 	}
 	return nil
 }
@@ -161,21 +157,12 @@ func ValidateCommitSHA(s string) error {
 
 // isSHA1Hex reports whether s is 40 lowercase hex characters.
 func isSHA1Hex(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+func isAlnum(c byte) bool { return strings.IndexByte(alnum, c) >= 0 }
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

@@ -5,15 +5,11 @@
 //
 // What it guarantees:
 //
-//   - Redirect URIs are checked by an allowlist, not a blocklist: https with
-//     a host, http only on a loopback literal (127.0.0.1, [::1], localhost),
-//     or a private-use scheme that contains a dot (RFC 8252 §7.1). Anything
-//     with a fragment, user info, a percent sign or backslash in the authority,
-//     a control character, a space or a non-ASCII byte is refused.
-//   - Matching is byte-exact string comparison (RFC 3986 §6.2.1, simple
-//     comparison), except that an http loopback URI matches with any port
-//     (RFC 8252 §7.3). Host names are not canonicalised: "localhost" and
-//     "127.0.0.1" are different hosts.
+//   - Redirect URIs are checked by an allowlist, not a blocklist
+//     (ValidateRedirectURI), and matched by byte-exact string comparison
+//     (RFC 3986 §6.2.1), except that an http loopback URI matches with any
+//     port (MatchRedirectURI, RFC 8252 §7.3). Host names are not
+//     canonicalised: "localhost" and "127.0.0.1" are different hosts.
 //   - PKCE accepts only S256; a verifier is checked for RFC 7636 syntax
 //     before it is hashed, and the comparison is constant-time.
 //   - Every secret (token, code, handle, session) carries 256 bits from

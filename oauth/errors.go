@@ -27,8 +27,6 @@ type Error struct {
 	Description string `json:"error_description,omitempty"`
 }
 
-// Error implements error.
 func (e *Error) Error() string { return "oauth: " + e.Code + ": " + e.Description }
 
-// NewError returns an *Error.
 func NewError(code, description string) *Error { return &Error{Code: code, Description: description} }

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"html/template"
 	"io"
+	"net/url"
 	"strings"
 	"unicode"
 )
@@ -76,7 +77,6 @@ func NewScopeChoices(requested []string) (ordinary []ScopeChoice, documents *Sco
 	return ordinary, documents
 }
 
-// Render writes the consent page.
 func (p ConsentPage) Render(w io.Writer) error {
 	p.ClientName = DisplayText(p.ClientName)
 	p.Principal = DisplayText(p.Principal)
@@ -104,7 +104,6 @@ type SigninPage struct {
 	SignedIn  string // another principal this browser is signed in as, or ""
 }
 
-// Render writes the sign-in page.
 func (p SigninPage) Render(w io.Writer) error {
 	p.Principal, p.Account, p.SignedIn = DisplayText(p.Principal), DisplayText(p.Account), DisplayText(p.SignedIn)
 	return pages.ExecuteTemplate(w, "signin", p)
@@ -116,7 +115,6 @@ type SigninSwitchPage struct {
 	Principal, SignedIn string
 }
 
-// Render writes the page.
 func (p SigninSwitchPage) Render(w io.Writer) error {
 	p.Principal, p.SignedIn = DisplayText(p.Principal), DisplayText(p.SignedIn)
 	return pages.ExecuteTemplate(w, "signin_switch", p)
@@ -127,7 +125,6 @@ type SigninPromptPage struct {
 	Pending bool // an authorization request waits for the sign-in
 }
 
-// Render writes the sign-in prompt.
 func (p SigninPromptPage) Render(w io.Writer) error {
 	return pages.ExecuteTemplate(w, "signin_prompt", p)
 }
@@ -137,7 +134,6 @@ type SignedInPage struct {
 	Principal string
 }
 
-// Render writes the signed-in page.
 func (p SignedInPage) Render(w io.Writer) error {
 	p.Principal = DisplayText(p.Principal)
 	return pages.ExecuteTemplate(w, "signed_in", p)
@@ -148,8 +144,39 @@ type MessagePage struct {
 	Title, Message string
 }
 
-// Render writes the message page.
 func (p MessagePage) Render(w io.Writer) error { return pages.ExecuteTemplate(w, "message", p) }
+
+// AuthorizeErrorPage answers an authorization request that names a
+// registered client and redirect URI but is otherwise invalid. It is shown
+// instead of redirecting: the request came before the user did anything,
+// and anyone can register a client, so an automatic redirect would be an
+// open redirect (RFC 9700 §4.11.2). The page names the client and its
+// redirect host and offers the error redirect as a link the user may follow.
+type AuthorizeErrorPage struct {
+	ClientID     string
+	ClientName   string // as registered; passed through DisplayText
+	RedirectURI  string
+	RedirectHost string
+	Reason       string // the error_description, in plain words
+	Link         string // the registered redirect URI with error, state and iss
+}
+
+// Render writes the page. Link is a registered redirect URI (validated at
+// registration, no dangerous scheme) plus a query this server built, so it
+// is passed as a URL that html/template keeps even for a private-use scheme.
+func (p AuthorizeErrorPage) Render(w io.Writer) error {
+	if p.ClientName = DisplayText(p.ClientName); p.ClientName == "" {
+		p.ClientName = "an unnamed application"
+	}
+	link := template.URL(p.Link)
+	if u, err := url.Parse(p.Link); err != nil || dangerousSchemes[strings.ToLower(u.Scheme)] {
+		link = "" // never registered; kept out even so
+	}
+	return pages.ExecuteTemplate(w, "authorize_error", struct {
+		AuthorizeErrorPage
+		Link template.URL
+	}{p, link})
+}
 
 // MaxDisplayText bounds a displayed name, in runes.
 const MaxDisplayText = 100

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -67,22 +68,14 @@ func ValidateRedirectURI(s string) error {
 	if _, err := url.Parse(s); err != nil {
 		return invalidRedirect("not a valid URI")
 	}
-	switch scheme {
-	case "https":
+	if scheme == "https" || scheme == "http" {
 		host, _, err := splitAuthority(rest)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if host == "" {
+		case scheme == "https" && host == "":
 			return invalidRedirect("https URI without a host")
-		}
-		return nil
-	case "http":
-		host, _, err := splitAuthority(rest)
-		if err != nil {
-			return err
-		}
-		if !isLoopbackHost(host) {
+		case scheme == "http" && !isLoopbackHost(host):
 			return invalidRedirect("http is allowed only on 127.0.0.1, [::1] or localhost")
 		}
 		return nil
@@ -104,16 +97,7 @@ func ValidateRedirectURI(s string) error {
 // validScheme: RFC 3986 §3.1, restricted to lower case so that comparisons
 // stay exact.
 func validScheme(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return s != "" && s[0] >= 'a' && s[0] <= 'z' && only(s, lower+digits+"+-.")
 }
 
 // splitAuthority takes what follows "scheme:" and returns the host (with
@@ -160,36 +144,22 @@ func splitAuthority(rest string) (host, port string, err error) {
 // digits, '-' and '.'.
 func validHost(h string) bool {
 	if strings.HasPrefix(h, "[") {
-		if len(h) < 3 || h[len(h)-1] != ']' {
-			return false
-		}
-		for _, c := range h[1 : len(h)-1] {
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
-				return false
-			}
-		}
-		return true
+		return len(h) >= 3 && h[len(h)-1] == ']' && only(h[1:len(h)-1], digits+"abcdefABCDEF:.")
 	}
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return h != "" && len(h) <= 253 && only(h, alnum+"-.")
 }
 
-func isLoopbackHost(h string) bool {
-	for _, l := range loopbackHosts {
-		if h == l {
-			return true
-		}
-	}
-	return false
-}
+// Character classes for only.
+const (
+	lower  = "abcdefghijklmnopqrstuvwxyz"
+	digits = "0123456789"
+	alnum  = lower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + digits
+)
+
+// only reports whether every byte of s is one of the ASCII bytes in set.
+func only(s, set string) bool { return strings.Trim(s, set) == "" }
+
+func isLoopbackHost(h string) bool { return slices.Contains(loopbackHosts, h) }
 
 // loopbackParts splits a valid http loopback URI into host and
 // everything after the authority (path and query). ok is false for any
@@ -217,10 +187,8 @@ func loopbackParts(s string) (host, tail string, ok bool) {
 // (present, absent or different). Host, path and query must still be equal
 // byte for byte.
 func MatchRedirectURI(registered []string, requested string) bool {
-	for _, r := range registered {
-		if r == requested {
-			return true
-		}
+	if slices.Contains(registered, requested) {
+		return true
 	}
 	host, tail, ok := loopbackParts(requested)
 	if !ok {

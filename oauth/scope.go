@@ -94,12 +94,7 @@ func splitScope(s string) (known, unknown []string, err error) {
 		}
 		seen[tok] = true
 	}
-	for _, sc := range Supported {
-		if seen[sc] {
-			known = append(known, sc)
-		}
-	}
-	return known, unknown, nil
+	return inOrder(nil, seen), unknown, nil
 }
 
 // Canonical returns the known scopes of list, without repeats, in Supported order.
@@ -108,7 +103,11 @@ func Canonical(list []string) []string {
 	for _, s := range list {
 		seen[s] = true
 	}
-	out := []string{}
+	return inOrder([]string{}, seen)
+}
+
+// inOrder appends the scopes of seen to out in Supported order.
+func inOrder(out []string, seen map[string]bool) []string {
 	for _, sc := range Supported {
 		if seen[sc] {
 			out = append(out, sc)

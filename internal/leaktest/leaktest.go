@@ -5,10 +5,9 @@
 // and the default run waits up to HangBound, which only a real leak reaches
 // (a loaded machine can take longer than 5 s to wind down idle connections).
 // It imports only the standard library, internal/soak and internal/skips
-// (which do too), so a
-// leaf package's tests (cursor, oauth, server/catalog) can use it without
-// linking the store; packages whose tests use PostgreSQL call
-// storetest.MainWithLeakCheck, which also stops the private cluster first.
+// (which do too), so a leaf package's tests (cursor, oauth, server/catalog)
+// can use it without linking the store; packages whose tests use PostgreSQL
+// call storetest.MainWithLeakCheck, which also stops the private cluster first.
 //
 //	func TestMain(m *testing.M) { os.Exit(leaktest.Main(m)) }
 package leaktest
