@@ -161,12 +161,16 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
+	// The junk comes from many networks, so that it spends the host's budget
+	// and not only one network's share of it (VC-07).
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
 	legit := "https://docs.example/client.json"
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	sent := 0
 	get := func(u string) page {
-		return e.browser(t).get("/oauth/authorize?" + cimdClient(u, "http://127.0.0.1/cb").authorizeQuery("memory:read").Encode())
+		sent++
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1/cb"), "memory:read", distinctNetwork(sent))
 	}
 	if p := get(legit); p.status != http.StatusSeeOther {
 		t.Fatalf("first authorization: %d %s", p.status, p.body)
@@ -218,6 +222,61 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	e.clock.advance(2 * time.Minute)
 	if p := get(legit); p.status != http.StatusBadGateway {
 		t.Errorf("the document was removed: %d, want 502", p.status)
+	}
+}
+
+// Row VC-07 (issue 27 item 4): each client network has a share of a
+// listed host's budget for never-seen client-ID URLs (cimdNetworkBurst,
+// then one a minute), and each wide network (/48, /24) a share of
+// cimdWideBurst. One /64 rotating its addresses through made-up URLs on
+// claude.ai spends only its share, and a second /64 of the same /48 only
+// what is left of the /48's; a new honest client of claude.ai from another
+// network is still fetched and goes on to sign-in. Before the fix the junk
+// spent the whole host budget and the honest client got 429.
+func TestVC07NetworksShareAHostsBudgetForNewURLs(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "claude.ai") })
+	get := func(u, xff string) page {
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
+	}
+	round := 0
+	junk := func(n int, prefix string) map[int]int {
+		round++
+		return statuses(n, func(i int) int {
+			return get("https://claude.ai/junk/"+strconv.Itoa(round)+"/"+strconv.Itoa(i), v6(prefix, i)).status
+		})
+	}
+	// One /64, many addresses: its share is fetched (404 from the host, so
+	// 502), the rest is refused before any connection.
+	before := s.totalFetches()
+	if got := junk(cimdHostBurst+5, "2001:db8:7:1::"); got[http.StatusBadGateway] != cimdNetworkBurst ||
+		got[http.StatusTooManyRequests] != cimdHostBurst+5-cimdNetworkBurst {
+		t.Errorf("made-up URLs from one /64: %v, want %d fetched (502), the rest 429", got, cimdNetworkBurst)
+	}
+	if n := s.totalFetches() - before; n != cimdNetworkBurst {
+		t.Errorf("%d fetches for one /64's junk, want %d", n, cimdNetworkBurst)
+	}
+	// A second /64 of the same /48 gets what is left of the /48's share.
+	if got := junk(cimdHostBurst, "2001:db8:7:2::"); got[http.StatusBadGateway] != cimdWideBurst-cimdNetworkBurst {
+		t.Errorf("made-up URLs from a second /64 of the /48: %v, want %d fetched", got, cimdWideBurst-cimdNetworkBurst)
+	}
+	p := get("https://claude.ai/junk/again", "2001:db8:7:1::99")
+	if wait, _ := strconv.Atoi(p.header.Get("Retry-After")); p.status != http.StatusTooManyRequests || wait < 1 || wait > 61 {
+		t.Errorf("the spent /64 again: %d Retry-After %q, want 429 within a minute", p.status, p.header.Get("Retry-After"))
+	}
+	// A new honest client of the same host, from another network.
+	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
+	if p := get(honest, "198.51.100.20"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
+		t.Fatalf("a new client of claude.ai from another network: %d %s", p.status, p.body)
+	}
+	if n := s.fetches(honest); n != 1 {
+		t.Errorf("the honest client's document fetched %d times, want 1", n)
+	}
+	// A minute later the /64's share has one fetch more, not its burst.
+	e.clock.advance(time.Minute)
+	if got := junk(cimdNetworkBurst, "2001:db8:7:1::"); got[http.StatusBadGateway] != 1 {
+		t.Errorf("the /64 a minute later: %v, want 1 fetched", got)
 	}
 }
 
