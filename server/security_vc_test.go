@@ -8,6 +8,7 @@ package server
 // its burst however slow the machine is.
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -277,6 +278,73 @@ func TestVC07NetworksShareAHostsBudgetForNewURLs(t *testing.T) {
 	e.clock.advance(time.Minute)
 	if got := junk(cimdNetworkBurst, "2001:db8:7:1::"); got[http.StatusBadGateway] != 1 {
 		t.Errorf("the /64 a minute later: %v, want 1 fetched", got)
+	}
+}
+
+// Row VC-08 (issue 27 item 4): a network holds at most one of the refusal
+// lane's refusalLane slots, and its other requests wait in a queue of its
+// own. So a flood from one spent network leaves refusalLane-1 slots to every
+// other spent network, however many requests it sends, and the lane's
+// server-wide bound is unchanged. Counted, not timed: a request whose
+// context is already done takes a free slot or fails at once. Before the fix
+// the flood's first refusalLane requests took every slot, and a valid token
+// from another spent network waited behind all of the flood.
+func TestVC08OneNetworkHoldsOneLaneSlot(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
+	junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
+	const flood = "2001:db8:8:1::" // one /64, many addresses
+	others := []string{"198.51.100.31", "198.51.100.32", "198.51.100.33", "2001:db8:8:2::1"}
+	for _, n := range append([]string{networkOf(flood, 32, 64)}, others...) {
+		spend(t, g, n)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	var held []*passage
+	for i := range refusalLane {
+		if p, err := g.enter(done, networkOf(v6(flood, i), 32, 64), junk); err == nil {
+			held = append(held, p)
+		}
+	}
+	if len(held) != 1 {
+		t.Fatalf("the flooding /64 holds %d lane slots, want 1", len(held))
+	}
+	// The rest of its flood waits in its own queue, not in the lane.
+	waiting, in := 10, make(chan *passage)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	for i := range waiting {
+		go func() {
+			if p, err := g.enter(ctx, networkOf(v6(flood, 100+i), 32, 64), junk); err == nil {
+				in <- p
+			}
+		}()
+	}
+	// Every other spent network still gets a slot at once, up to the lane.
+	for _, n := range others[:refusalLane-1] {
+		p, err := g.enter(done, n, junk)
+		if err != nil || !p.inLane {
+			t.Fatalf("a request of spent network %s while the /64 floods: %v", n, err)
+		}
+		held = append(held, p)
+	}
+	if _, err := g.enter(done, others[refusalLane-1], junk); err == nil {
+		t.Errorf("a %dth request got a slot of the full lane", refusalLane+1)
+	}
+	// The flood's waiting requests pass one at a time as slots come back.
+	held[0].leave()
+	for range waiting {
+		(<-in).leave()
+	}
+	for _, p := range held[1:] {
+		p.leave()
+	}
+	g.mu.Lock()
+	queues := len(g.queues)
+	g.mu.Unlock()
+	if queues != 0 {
+		t.Errorf("%d network queues left once every request left, want 0", queues)
 	}
 }
 
