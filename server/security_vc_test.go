@@ -1,6 +1,6 @@
 package server
 
-// Rows VC-01 to VC-06 (docs/security-tests.md §2.17, docs/limits.md): no
+// Rows VC-01 to VC-08 (docs/security-tests.md §2.17, docs/limits.md): no
 // limit can be spent by one caller for another. A request that presents a
 // valid credential is never refused because of failures made by others,
 // whatever address it shares with them. Every test runs on the test
