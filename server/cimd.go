@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"heyaira/oauth"
@@ -23,17 +24,28 @@ import (
 
 // Outbound fetch limits. A URL never seen before is fetched from its
 // host's budget: a flood of /authorize requests with made-up URLs costs at
-// most cimdHostBurst fetches per host, then one every six seconds. A URL
+// most cimdHostBurst fetches per host, then one every six seconds. Each
+// client network (clientNetwork: an IPv4 address or an IPv6 /64) may spend
+// only its share of a host's budget, cimdNetworkBurst and then one a
+// minute, and each wide network (wideNetwork: an IPv4 /24 or an IPv6 /48)
+// cimdWideBurst and then one every 30 s, so that one network, or one
+// provider's block of them, cannot spend the budget that a new client of the
+// host needs for its first fetch: spending a host's burst takes 2 wide
+// networks (4 networks), keeping it spent 5 (10). A URL
 // with a stored document is refetched from a budget of its own, which only
 // requests naming that URL spend (and only once the document is stale), so
 // made-up URLs on the same host cannot keep its users out. In flight,
 // cimdMaxInFlight fetches server-wide.
 const (
-	cimdHostRate    = 1.0 / 6 // per second
-	cimdHostBurst   = 10
-	cimdURLRate     = 1.0 / 60
-	cimdURLBurst    = 3
-	cimdMaxInFlight = 4
+	cimdHostRate     = 1.0 / 6 // per second
+	cimdHostBurst    = 10
+	cimdNetworkRate  = 1.0 / 60
+	cimdNetworkBurst = 3
+	cimdWideRate     = 1.0 / 30
+	cimdWideBurst    = 5
+	cimdURLRate      = 1.0 / 60
+	cimdURLBurst     = 3
+	cimdMaxInFlight  = 4
 )
 
 // cimdStaleFor is how long past its freshness a stored document is still
@@ -54,6 +66,12 @@ type CIMD struct {
 	perHost *rateLimiter
 	perURL  *rateLimiter
 	slots   chan struct{}
+	// A network's and a wide network's shares of each host's budget for
+	// never-seen URLs, keyed by "network host"; newMu makes the check of
+	// the three buckets and their charge one step.
+	perNetwork *rateLimiter
+	perWide    *rateLimiter
+	newMu      sync.Mutex
 }
 
 // NewCIMD returns a resolver for documents on the given exact hostnames,
@@ -72,6 +90,7 @@ func newCIMD(hosts []string, dial dialFunc, roots *x509.CertPool, timeout time.D
 	}
 	c := &CIMD{hosts: map[string]bool{}, client: newCIMDHTTPClient(dial, roots, timeout),
 		perHost: newRateLimiter(cimdHostRate, cimdHostBurst), perURL: newRateLimiter(cimdURLRate, cimdURLBurst),
+		perNetwork: newRateLimiter(cimdNetworkRate, cimdNetworkBurst), perWide: newRateLimiter(cimdWideRate, cimdWideBurst),
 		slots: make(chan struct{}, cimdMaxInFlight)}
 	for _, h := range hosts {
 		// A host is acceptable when a document URL on it would pass the gate.
@@ -91,12 +110,38 @@ type cimdFailure struct {
 	err    error         // for cimdStoreFailed, logged
 }
 
+// cimdCaller is who asked for a document: its network and wide network
+// (clientNetwork, wideNetwork), whose shares a never-seen URL spends.
+type cimdCaller struct{ network, wide string }
+
+// allowNew charges the fetch of a never-seen URL on host to the caller's
+// shares and to the host's budget, or reports the wait of the first that
+// is spent. A refused fetch charges nothing.
+func (c *CIMD) allowNew(host string, from cimdCaller, now time.Time) (time.Duration, bool) {
+	c.newMu.Lock()
+	defer c.newMu.Unlock()
+	network, wide := from.network+" "+host, from.wide+" "+host
+	if wait, ok := c.perNetwork.peek(network, now); !ok {
+		return wait, false
+	}
+	if wait, ok := c.perWide.peek(wide, now); !ok {
+		return wait, false
+	}
+	if wait, ok := c.perHost.allow(host, now); !ok {
+		return wait, false
+	}
+	c.perNetwork.allow(network, now)
+	c.perWide.allow(wide, now)
+	return 0, true
+}
+
 // resolve returns the client for a document URL: the stored row while it
 // is fresh, else a new fetch, validated and saved. Failures are never
 // stored, so the next authorization fetches again; while a stored row is
 // within cimdStaleFor of its freshness, a throttled or transiently failed
-// refetch serves it instead (stale is then true).
-func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (row store.CIMDClient, stale bool, fail *cimdFailure) {
+// refetch serves it instead (stale is then true). A never-seen URL is
+// fetched from the caller's shares of its host's budget (allowNew).
+func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string, from cimdCaller) (row store.CIMDClient, stale bool, fail *cimdFailure) {
 	host, err := oauth.CheckClientIDURL(url, c.hosts)
 	if err != nil {
 		return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
@@ -117,11 +162,14 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		}
 		return store.CIMDClient{}, false, f
 	}
-	budget, key := c.perHost, host
+	var wait time.Duration
+	var ok bool
 	if known {
-		budget, key = c.perURL, url
+		wait, ok = c.perURL.allow(url, now)
+	} else {
+		wait, ok = c.allowNew(host, from, now)
 	}
-	if wait, ok := budget.allow(key, now); !ok {
+	if !ok {
 		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
 	}
 	select {
@@ -159,7 +207,7 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 			"The application is not registered with this server. Start again from your application.")
 		return store.Client{}, false
 	}
-	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id)
+	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id, cimdCaller{clientNetwork(r), wideNetwork(r)})
 	if fail == nil {
 		if stale {
 			addLog(r.Context(), slog.String("cimd", "stale"))

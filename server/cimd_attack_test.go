@@ -16,7 +16,13 @@ import (
 // is refused with a page (never a redirect) naming reason.
 func cimdRefused(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
 	t.Helper()
-	p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, redirect).authorizeQuery("memory:read").Encode())
+	cimdRefusedFrom(t, e, "", url, redirect, status, reason)
+}
+
+// cimdRefusedFrom is cimdRefused as the client at xff (cimdAuthorizeFrom).
+func cimdRefusedFrom(t *testing.T, e *testEnv, xff, url, redirect string, status int, reason string) {
+	t.Helper()
+	p := cimdAuthorizeFrom(t, e, cimdClient(url, redirect), "memory:read", xff)
 	if p.status != status || p.header.Get("Location") != "" || !strings.Contains(p.body, "reason: "+reason+")") {
 		t.Errorf("%s: got %d Location=%q %s; want %d %s", url, p.status, p.header.Get("Location"), p.body, status, reason)
 	}
@@ -29,7 +35,15 @@ func TestCMAttacks(t *testing.T) {
 	s := newCIMDStandIn(t)
 	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
 	cimd.perHost = newRateLimiter(100, 100) // this test fetches more than one host's burst
-	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+	// and more than one network's share of it: each URL comes from a network
+	// of its own.
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = cimd })
+	sent := 0
+	cimdRefused := func(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
+		t.Helper()
+		sent++
+		cimdRefusedFrom(t, e, distinctNetwork(sent), url, redirect, status, reason)
+	}
 	doc := func(id string, extra string) []byte {
 		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
 	}
@@ -245,7 +259,9 @@ func TestCMFlood(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	frozen := time.Now()
-	e := newTestEnv(t, func(c *Config) {
+	// Each URL comes from a network of its own: the point is the host's
+	// budget and the slots, not a network's share.
+	e := newTestEnv(t, trustLoopback, func(c *Config) {
 		c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example")
 		c.Now = func() time.Time { return frozen }
 	})
@@ -271,9 +287,9 @@ func TestCMFlood(t *testing.T) {
 		s.handle(urls[i], hold)
 	}
 	statuses := make(chan int, n)
-	for _, u := range urls {
+	for i, u := range urls {
 		go func() {
-			statuses <- e.browser(t).get("/oauth/authorize?" + cimdClient(u, "https://docs.example/cb").authorizeQuery("").Encode()).status
+			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).status
 		}()
 	}
 	// Every request that did not get a fetch slot answers at once; the
@@ -289,8 +305,8 @@ func TestCMFlood(t *testing.T) {
 	if count[http.StatusTooManyRequests] != n-cimdMaxInFlight || count[http.StatusBadGateway] != cimdMaxInFlight {
 		t.Errorf("CM-09: statuses %v, want %d × 429 and %d × 502", count, n-cimdMaxInFlight, cimdMaxInFlight)
 	}
-	for _, u := range urls { // sequential now: only the bucket limits
-		e.browser(t).get("/oauth/authorize?" + cimdClient(u+"y", "https://docs.example/cb").authorizeQuery("").Encode())
+	for i, u := range urls { // sequential now: only the bucket limits
+		cimdAuthorizeFrom(t, e, cimdClient(u+"y", "https://docs.example/cb"), "", distinctNetwork(n+i))
 	}
 	if total := s.totalFetches(); total > cimdHostBurst || most > cimdMaxInFlight {
 		t.Errorf("CM-09: %d fetches (at most %d at once) for %d authorizations; want ≤ %d, ≤ %d at once",

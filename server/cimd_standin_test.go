@@ -46,7 +46,7 @@ type cimdStandIn struct {
 	dials []string // addresses the fetcher asked the dialer for
 }
 
-func newCIMDStandIn(t *testing.T) *cimdStandIn {
+func newCIMDStandIn(t testing.TB) *cimdStandIn {
 	t.Helper()
 	s := &cimdStandIn{route: map[string]http.HandlerFunc{}, hits: map[string]int{}}
 	cert, roots := cimdCertificate(t, cimdHosts)
@@ -131,7 +131,7 @@ func (s *cimdStandIn) dial(ctx context.Context, network, addr string) (net.Conn,
 }
 
 // resolver returns a CIMD for hosts that fetches through the stand-in.
-func (s *cimdStandIn) resolver(t *testing.T, timeout time.Duration, hosts ...string) *CIMD {
+func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, hosts ...string) *CIMD {
 	t.Helper()
 	c, err := newCIMD(hosts, s.dial, s.roots, timeout)
 	if err != nil || c == nil {
@@ -142,7 +142,7 @@ func (s *cimdStandIn) resolver(t *testing.T, timeout time.Duration, hosts ...str
 
 // cimdCertificate is a throwaway self-signed certificate for hosts, and a
 // pool that trusts only it.
-func cimdCertificate(t *testing.T, hosts []string) (tls.Certificate, *x509.CertPool) {
+func cimdCertificate(t testing.TB, hosts []string) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

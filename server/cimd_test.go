@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,25 @@ func newCIMDEnv(t *testing.T, hosts ...string) (*testEnv, *cimdStandIn) {
 // cimdClient is a client named by its document URL, using redirect.
 func cimdClient(url, redirect string) client {
 	return client{id: url, redirect: redirect, verifier: oauthB64(bytes.Repeat([]byte{7}, 40))}
+}
+
+// cimdAuthorizeFrom GETs /oauth/authorize for c as the client at xff (the
+// test environment must trust loopback as a proxy: trustLoopback), or from
+// the test client's own address when xff is "".
+func cimdAuthorizeFrom(t *testing.T, e *testEnv, c client, scope, xff string) page {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+"/oauth/authorize?"+c.authorizeQuery(scope).Encode(), nil)
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	return e.browser(t).do(req)
+}
+
+// distinctNetwork is the i-th of 512 client addresses, each in a /24 of its
+// own (198.18.0.0/15), so in a network and a wide network of its own: for
+// tests whose point is not a network's share of a host's budget.
+func distinctNetwork(i int) string {
+	return "198." + strconv.Itoa(18+i/256%2) + "." + strconv.Itoa(i%256) + ".1"
 }
 
 // todayMetadata is the authorization-server metadata as served before

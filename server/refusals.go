@@ -25,11 +25,15 @@ import (
 //     Retry-After instead of its 400 or 401; an issued secret gets its usual
 //     answer (so a client whose token expired still learns to refresh)
 //     until its own bucket is spent.
+//   - A network holds at most one lane slot at a time. Its other requests
+//     wait in a queue of its own, before the lane, so however many it sends,
+//     the lane's queue holds at most one request per spent network, and a
+//     flood from one network leaves refusalLane-1 slots to the others.
 //
 // So junk costs the database at most one lookup per request while its
-// network's bucket lasts, and then at most refusalLane lookups at a time,
-// from however many networks: the rest of the pool stays with requests
-// whose networks sent no junk.
+// network's bucket lasts, and then at most one lookup at a time per spent
+// network and refusalLane at a time from however many networks: the rest
+// of the pool stays with requests whose networks sent no junk.
 //
 // A bearer token that was valid at its last use on this replica skips the
 // lane (seen): it is still checked against the database like any other, so
@@ -45,6 +49,16 @@ type refusalGate struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	seen    map[[16]byte]struct{} // hashes of tokens accepted lately; at most maxSeen
+	// queues holds, for each network with a request in the lane or waiting
+	// for it, the network's one slot; an entry lives while users > 0.
+	queues map[string]*laneQueue
+}
+
+// laneQueue is one network's way to the lane: slot holds the one request
+// of the network that may take or wait for a lane slot.
+type laneQueue struct {
+	slot  chan struct{}
+	users int // requests holding or waiting for slot; guarded by refusalGate.mu
 }
 
 // Refusals per bucket: a burst, then one a second. A client with a valid
@@ -58,7 +72,7 @@ const (
 
 func newRefusalGate(issued func(context.Context, []byte) (bool, error), now func() time.Time) *refusalGate {
 	return &refusalGate{buckets: newRateLimiter(refusalRate, refusalBurst), lane: make(chan struct{}, refusalLane),
-		issued: issued, now: now, seen: map[[16]byte]struct{}{}}
+		issued: issued, now: now, seen: map[[16]byte]struct{}{}, queues: map[string]*laneQueue{}}
 }
 
 // passage is one request's way through the gate.
@@ -66,35 +80,80 @@ type passage struct {
 	g       *refusalGate
 	network string
 	inLane  bool
+	queue   *laneQueue // the network's, while the request holds its slot
 }
 
 // enter admits a request from network that presents the credential whose
 // SHA-256 is hash (nil if none). When the network's bucket is spent and the
-// credential was not accepted lately, it waits for a lane slot, or until ctx
-// ends (the error). Call leave when the credential has been checked.
+// credential was not accepted lately, it waits for its network's slot and
+// then for a lane slot, or until ctx ends (the error). Call leave when the
+// credential has been checked.
 func (g *refusalGate) enter(ctx context.Context, network string, hash []byte) (*passage, error) {
 	p := &passage{g: g, network: network}
 	if _, ok := g.buckets.peek(network, g.now()); ok || g.wasAccepted(hash) {
 		return p, nil
 	}
-	select {
-	case g.lane <- struct{}{}: // a free slot is taken even if ctx is done
-	default:
-		select {
-		case g.lane <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	q := g.queue(network)
+	if !acquire(ctx, q.slot) {
+		g.unqueue(network, q)
+		return nil, ctx.Err()
 	}
-	p.inLane = true
+	if !acquire(ctx, g.lane) {
+		<-q.slot
+		g.unqueue(network, q)
+		return nil, ctx.Err()
+	}
+	p.inLane, p.queue = true, q
 	return p, nil
 }
 
-// leave gives back the lane slot, if the request held one.
+// acquire puts a token into sem, waiting while it is full; a free place is
+// taken even if ctx is done. It reports false when ctx ended first.
+func acquire(ctx context.Context, sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// queue returns network's lane queue, counting the caller as its user.
+func (g *refusalGate) queue(network string) *laneQueue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.queues[network]
+	if q == nil {
+		q = &laneQueue{slot: make(chan struct{}, 1)}
+		g.queues[network] = q
+	}
+	q.users++
+	return q
+}
+
+// unqueue ends the caller's use of network's queue q, and drops q with its
+// last user.
+func (g *refusalGate) unqueue(network string, q *laneQueue) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q.users--; q.users == 0 {
+		delete(g.queues, network)
+	}
+}
+
+// leave gives back the lane slot and the network's slot, if the request
+// held them.
 func (p *passage) leave() {
 	if p.inLane {
 		<-p.g.lane
-		p.inLane = false
+		<-p.queue.slot
+		p.g.unqueue(p.network, p.queue)
+		p.inLane, p.queue = false, nil
 	}
 }
 

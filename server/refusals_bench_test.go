@@ -2,11 +2,16 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"heyaira/oauth"
 )
 
 // BenchmarkValidTokenUnderJunk measures what an honest client gets while
@@ -64,4 +69,96 @@ func bearerStatus(ctx context.Context, e *testEnv, token, xff string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// BenchmarkRefreshUnderJunk measures an honest refresh at the token
+// endpoint (one rotation per iteration) while 32 senders flood one network
+// with made-up refresh tokens naming the same client (docs/limits.md):
+//
+//   - quiet: no junk;
+//   - other: the honest client's network is spent too (60 junk requests
+//     before the timer), so its refresh goes through the refusal lane
+//     beside the flood; one network holds one lane slot, so the flood no
+//     longer delays it beyond what the lane costs it alone;
+//   - same: the honest client shares the flooding network, so its refresh
+//     waits in that network's queue, behind the flood's own requests.
+func BenchmarkRefreshUnderJunk(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		senders int
+		honest  string
+	}{{"quiet", 0, "198.51.100.50"}, {"other", 32, "198.51.100.50"}, {"same", 32, "198.51.100.7"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := newTestEnv(b, trustLoopback)
+			tn := e.newTenant("o", "r")
+			clientID, rt := insertRefreshToken(e, tn)
+			const flood = "198.51.100.7"
+			form := func(rt string) url.Values {
+				return url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {rt}}
+			}
+			if tc.name == "other" {
+				for range refusalBurst {
+					tokenPost(context.Background(), e, form(oauth.NewSecret(oauth.PrefixRefresh)), tc.honest)
+				}
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			junk := map[int]int{}
+			for range tc.senders {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						s, _ := tokenPost(ctx, e, form(oauth.NewSecret(oauth.PrefixRefresh)), flood)
+						mu.Lock()
+						junk[s]++
+						mu.Unlock()
+					}
+				})
+			}
+			b.ResetTimer()
+			for range b.N {
+				s, body := tokenPost(context.Background(), e, form(rt), tc.honest)
+				if s != http.StatusOK {
+					b.Fatalf("the honest refresh: %d %v", s, body)
+				}
+				rt = str(body, "refresh_token")
+			}
+			b.StopTimer()
+			stop()
+			wg.Wait()
+			b.ReportMetric(float64(junk[http.StatusTooManyRequests]+junk[http.StatusBadRequest])/float64(b.N), "junk/op")
+			b.Logf("junk answers: %v", junk)
+		})
+	}
+}
+
+// insertRefreshToken stores a client, a grant for the tenant and a live
+// refresh token of it, and returns the client's id and the token.
+func insertRefreshToken(e *testEnv, tn tenant) (clientID, token string) {
+	e.t.Helper()
+	clientID = e.queryString(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
+		VALUES ('bench', ARRAY['http://127.0.0.1/cb'], '{"grant_types":["authorization_code","refresh_token"]}') RETURNING id`)
+	grant := e.queryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
+		VALUES ($1, $2, $3, ARRAY['memory:read']) RETURNING id`, clientID, tn.principal, tn.project)
+	token = oauth.NewSecret(oauth.PrefixRefresh)
+	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
+		VALUES ($1, 'refresh', $2, ARRAY['memory:read'], $3, gen_random_uuid(), $4)`,
+		oauth.Hash(token), grant, e.cfg.PublicURL+"/mcp", time.Now().Add(24*time.Hour))
+	return clientID, token
+}
+
+// tokenPost posts form to /oauth/token as the client at xff, with a
+// context and no t, and returns the status and the decoded body.
+func tokenPost(ctx context.Context, e *testEnv, form url.Values, xff string) (int, map[string]any) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/oauth/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", xff)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body
 }

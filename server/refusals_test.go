@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,17 +13,11 @@ import (
 // database: no secret is known.
 func nothingIssued(context.Context, []byte) (bool, error) { return false, nil }
 
-// TestRefusalGateLane: once a network's bucket is spent, a request waits for
-// a lane slot, unless its token was accepted lately; a refusal forgets the
-// token. The lane is held full and the waiting context is already done, so
-// "waits" shows as an error at once, with no timing involved.
-func TestRefusalGateLane(t *testing.T) {
-	t.Parallel()
-	t0 := time.Now()
-	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
-	const network = "198.51.100.7"
-	good, junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess)), oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
-	g.accepted(good)
+// spend spends network's refusal bucket in g, as refusalBurst refused junk
+// requests that each passed outside the lane.
+func spend(t *testing.T, g *refusalGate, network string) {
+	t.Helper()
+	junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
 	for range refusalBurst {
 		p, err := g.enter(t.Context(), network, junk)
 		if err != nil || p.inLane {
@@ -33,9 +28,26 @@ func TestRefusalGateLane(t *testing.T) {
 		}
 		p.leave()
 	}
+}
+
+// TestRefusalGateLane: once a network's bucket is spent, a request waits for
+// a lane slot, unless its token was accepted lately; a refusal forgets the
+// token. The lane is held full (by as many spent networks, each holding the
+// one slot a network may) and the waiting context is already done, so
+// "waits" shows as an error at once, with no timing involved.
+func TestRefusalGateLane(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
+	const network = "198.51.100.7"
+	good, junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess)), oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
+	g.accepted(good)
+	spend(t, g, network)
 	var held []*passage
-	for range refusalLane {
-		p, err := g.enter(t.Context(), network, junk)
+	for i := range refusalLane {
+		other := "198.51.100." + strconv.Itoa(100+i)
+		spend(t, g, other)
+		p, err := g.enter(t.Context(), other, junk)
 		if err != nil || !p.inLane {
 			t.Fatalf("a request of the spent network: lane %v, %v", p != nil && p.inLane, err)
 		}

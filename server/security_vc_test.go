@@ -1,6 +1,6 @@
 package server
 
-// Rows VC-01 to VC-06 (docs/security-tests.md §2.17, docs/limits.md): no
+// Rows VC-01 to VC-08 (docs/security-tests.md §2.17, docs/limits.md): no
 // limit can be spent by one caller for another. A request that presents a
 // valid credential is never refused because of failures made by others,
 // whatever address it shares with them. Every test runs on the test
@@ -8,6 +8,7 @@ package server
 // its burst however slow the machine is.
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -161,12 +162,16 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
+	// The junk comes from many networks, so that it spends the host's budget
+	// and not only one network's share of it (VC-07).
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
 	legit := "https://docs.example/client.json"
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	sent := 0
 	get := func(u string) page {
-		return e.browser(t).get("/oauth/authorize?" + cimdClient(u, "http://127.0.0.1/cb").authorizeQuery("memory:read").Encode())
+		sent++
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1/cb"), "memory:read", distinctNetwork(sent))
 	}
 	if p := get(legit); p.status != http.StatusSeeOther {
 		t.Fatalf("first authorization: %d %s", p.status, p.body)
@@ -218,6 +223,128 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	e.clock.advance(2 * time.Minute)
 	if p := get(legit); p.status != http.StatusBadGateway {
 		t.Errorf("the document was removed: %d, want 502", p.status)
+	}
+}
+
+// Row VC-07 (issue 27 item 4): each client network has a share of a
+// listed host's budget for never-seen client-ID URLs (cimdNetworkBurst,
+// then one a minute), and each wide network (/48, /24) a share of
+// cimdWideBurst. One /64 rotating its addresses through made-up URLs on
+// claude.ai spends only its share, and a second /64 of the same /48 only
+// what is left of the /48's; a new honest client of claude.ai from another
+// network is still fetched and goes on to sign-in. Before the fix the junk
+// spent the whole host budget and the honest client got 429.
+func TestVC07NetworksShareAHostsBudgetForNewURLs(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "claude.ai") })
+	get := func(u, xff string) page {
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
+	}
+	round := 0
+	junk := func(n int, prefix string) map[int]int {
+		round++
+		return statuses(n, func(i int) int {
+			return get("https://claude.ai/junk/"+strconv.Itoa(round)+"/"+strconv.Itoa(i), v6(prefix, i)).status
+		})
+	}
+	// One /64, many addresses: its share is fetched (404 from the host, so
+	// 502), the rest is refused before any connection.
+	before := s.totalFetches()
+	if got := junk(cimdHostBurst+5, "2001:db8:7:1::"); got[http.StatusBadGateway] != cimdNetworkBurst ||
+		got[http.StatusTooManyRequests] != cimdHostBurst+5-cimdNetworkBurst {
+		t.Errorf("made-up URLs from one /64: %v, want %d fetched (502), the rest 429", got, cimdNetworkBurst)
+	}
+	if n := s.totalFetches() - before; n != cimdNetworkBurst {
+		t.Errorf("%d fetches for one /64's junk, want %d", n, cimdNetworkBurst)
+	}
+	// A second /64 of the same /48 gets what is left of the /48's share.
+	if got := junk(cimdHostBurst, "2001:db8:7:2::"); got[http.StatusBadGateway] != cimdWideBurst-cimdNetworkBurst {
+		t.Errorf("made-up URLs from a second /64 of the /48: %v, want %d fetched", got, cimdWideBurst-cimdNetworkBurst)
+	}
+	p := get("https://claude.ai/junk/again", "2001:db8:7:1::99")
+	if wait, _ := strconv.Atoi(p.header.Get("Retry-After")); p.status != http.StatusTooManyRequests || wait < 1 || wait > 61 {
+		t.Errorf("the spent /64 again: %d Retry-After %q, want 429 within a minute", p.status, p.header.Get("Retry-After"))
+	}
+	// A new honest client of the same host, from another network.
+	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
+	if p := get(honest, "198.51.100.20"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
+		t.Fatalf("a new client of claude.ai from another network: %d %s", p.status, p.body)
+	}
+	if n := s.fetches(honest); n != 1 {
+		t.Errorf("the honest client's document fetched %d times, want 1", n)
+	}
+	// A minute later the /64's share has one fetch more, not its burst.
+	e.clock.advance(time.Minute)
+	if got := junk(cimdNetworkBurst, "2001:db8:7:1::"); got[http.StatusBadGateway] != 1 {
+		t.Errorf("the /64 a minute later: %v, want 1 fetched", got)
+	}
+}
+
+// Row VC-08 (issue 27 item 4): a network holds at most one of the refusal
+// lane's refusalLane slots, and its other requests wait in a queue of its
+// own. So a flood from one spent network leaves refusalLane-1 slots to every
+// other spent network, however many requests it sends, and the lane's
+// server-wide bound is unchanged. Counted, not timed: a request whose
+// context is already done takes a free slot or fails at once. Before the fix
+// the flood's first refusalLane requests took every slot, and a valid token
+// from another spent network waited behind all of the flood.
+func TestVC08OneNetworkHoldsOneLaneSlot(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
+	junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
+	const flood = "2001:db8:8:1::" // one /64, many addresses
+	others := []string{"198.51.100.31", "198.51.100.32", "198.51.100.33", "2001:db8:8:2::1"}
+	for _, n := range append([]string{networkOf(flood, 32, 64)}, others...) {
+		spend(t, g, n)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	var held []*passage
+	for i := range refusalLane {
+		if p, err := g.enter(done, networkOf(v6(flood, i), 32, 64), junk); err == nil {
+			held = append(held, p)
+		}
+	}
+	if len(held) != 1 {
+		t.Fatalf("the flooding /64 holds %d lane slots, want 1", len(held))
+	}
+	// The rest of its flood waits in its own queue, not in the lane.
+	waiting, in := 10, make(chan *passage)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	for i := range waiting {
+		go func() {
+			if p, err := g.enter(ctx, networkOf(v6(flood, 100+i), 32, 64), junk); err == nil {
+				in <- p
+			}
+		}()
+	}
+	// Every other spent network still gets a slot at once, up to the lane.
+	for _, n := range others[:refusalLane-1] {
+		p, err := g.enter(done, n, junk)
+		if err != nil || !p.inLane {
+			t.Fatalf("a request of spent network %s while the /64 floods: %v", n, err)
+		}
+		held = append(held, p)
+	}
+	if _, err := g.enter(done, others[refusalLane-1], junk); err == nil {
+		t.Errorf("a %dth request got a slot of the full lane", refusalLane+1)
+	}
+	// The flood's waiting requests pass one at a time as slots come back.
+	held[0].leave()
+	for range waiting {
+		(<-in).leave()
+	}
+	for _, p := range held[1:] {
+		p.leave()
+	}
+	g.mu.Lock()
+	queues := len(g.queues)
+	g.mu.Unlock()
+	if queues != 0 {
+		t.Errorf("%d network queues left once every request left, want 0", queues)
 	}
 }
 
