@@ -65,18 +65,10 @@ func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, err
 
 func scanCIMDClient(row *sql.Row) (CIMDClient, error) {
 	var c CIMDClient
-	var uris stringArray
-	var meta []byte
-	err := row.Scan(&c.ID, &c.Name, &uris, &meta, &c.CreatedAt, &c.URL, &c.FetchedAt, &c.FreshUntil)
-	if err != nil {
+	var err error
+	if c.Client, err = scanClient(row, &c.URL, &c.FetchedAt, &c.FreshUntil); err != nil {
 		return CIMDClient{}, wrap("cimd client", err)
 	}
-	c.RedirectURIs = uris
-	var m clientMetadata
-	if err := json.Unmarshal(meta, &m); err != nil {
-		return CIMDClient{}, wrap("cimd client", err)
-	}
-	c.GrantTypes = m.GrantTypes
 	return c, nil
 }
 

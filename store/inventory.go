@@ -61,16 +61,14 @@ const listAccountsSQL = `
 
 // ListAccounts returns every account.
 func (db *DB) ListAccounts(ctx context.Context) ([]AccountSummary, error) {
-	out := []AccountSummary{}
-	err := db.inTx(ctx, "list accounts", func(ctx context.Context, tx *sql.Tx) error {
-		return scanAll(ctx, tx, listAccountsSQL, nil, func(rows *sql.Rows) error {
-			var a AccountSummary
-			err := rows.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
-			out = append(out, a)
-			return err
-		})
-	})
-	return out, err
+	var out []AccountSummary
+	return result(&out, db.inTx(ctx, "list accounts", func(ctx context.Context, tx *sql.Tx) (err error) {
+		out, err = all(ctx, tx, func(row sqlScanner) (a AccountSummary, err error) {
+			err = row.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
+			return a, err
+		}, listAccountsSQL)
+		return err
+	}))
 }
 
 const listProjectsSQL = `
@@ -83,21 +81,19 @@ const listProjectsSQL = `
 // ListProjects returns every project, or those of one account when
 // accountID is not empty. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListProjects(ctx context.Context, accountID string) ([]ProjectSummary, error) {
-	out := []ProjectSummary{}
-	err := db.inTx(ctx, "list projects", func(ctx context.Context, tx *sql.Tx) error {
+	var out []ProjectSummary
+	return result(&out, db.inTx(ctx, "list projects", func(ctx context.Context, tx *sql.Tx) (err error) {
 		if accountID != "" {
 			if err := lockAccount(ctx, tx, accountID); err != nil {
 				return err
 			}
 		}
-		return scanAll(ctx, tx, listProjectsSQL, []any{accountID}, func(rows *sql.Rows) error {
-			var p ProjectSummary
-			err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
-			out = append(out, p)
-			return err
-		})
-	})
-	return out, err
+		out, err = all(ctx, tx, func(row sqlScanner) (p ProjectSummary, err error) {
+			err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
+			return p, err
+		}, listProjectsSQL, accountID)
+		return err
+	}))
 }
 
 const listPrincipalsSQL = `
@@ -114,23 +110,19 @@ const listPrincipalsSQL = `
 // ListPrincipals returns the principals of an account. An unknown account is
 // a *RefusedError (ErrNotFound).
 func (db *DB) ListPrincipals(ctx context.Context, accountID string) ([]PrincipalSummary, error) {
-	out := []PrincipalSummary{}
-	err := db.inTx(ctx, "list principals", func(ctx context.Context, tx *sql.Tx) error {
+	var out []PrincipalSummary
+	return result(&out, db.inTx(ctx, "list principals", func(ctx context.Context, tx *sql.Tx) (err error) {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
-		return scanAll(ctx, tx, listPrincipalsSQL, []any{accountID}, func(rows *sql.Rows) error {
-			var u PrincipalSummary
-			var disabled sql.NullTime
-			var projects stringArray
-			err := rows.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &disabled, &projects,
+		out, err = all(ctx, tx, func(row sqlScanner) (u PrincipalSummary, err error) {
+			err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt, (*stringArray)(&u.ProjectIDs),
 				&u.LiveGrants, &u.LiveSessions)
-			u.DisabledAt, u.ProjectIDs = nullTime(disabled), append([]string{}, projects...)
-			out = append(out, u)
-			return err
-		})
-	})
-	return out, err
+			u.ProjectIDs = append([]string{}, u.ProjectIDs...)
+			return u, err
+		}, listPrincipalsSQL, accountID)
+		return err
+	}))
 }
 
 const listMembersSQL = `
@@ -144,41 +136,15 @@ const listMembersSQL = `
 // ListMembers returns the members of a project. An unknown project is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListMembers(ctx context.Context, projectID string) ([]MemberSummary, error) {
-	out := []MemberSummary{}
-	err := db.inTx(ctx, "list members", func(ctx context.Context, tx *sql.Tx) error {
+	var out []MemberSummary
+	return result(&out, db.inTx(ctx, "list members", func(ctx context.Context, tx *sql.Tx) (err error) {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err
 		}
-		return scanAll(ctx, tx, listMembersSQL, []any{projectID}, func(rows *sql.Rows) error {
-			var m MemberSummary
-			var disabled sql.NullTime
-			err := rows.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &disabled, &m.LiveGrants)
-			m.DisabledAt = nullTime(disabled)
-			out = append(out, m)
-			return err
-		})
-	})
-	return out, err
-}
-
-// scanAll runs a query and calls scan for each row.
-func scanAll(ctx context.Context, tx *sql.Tx, q string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
+		out, err = all(ctx, tx, func(row sqlScanner) (m MemberSummary, err error) {
+			err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt, &m.LiveGrants)
+			return m, err
+		}, listMembersSQL, projectID)
 		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-func nullTime(t sql.NullTime) *time.Time {
-	if !t.Valid {
-		return nil
-	}
-	return &t.Time
+	}))
 }
