@@ -141,12 +141,11 @@ func lockSameAccount(ctx context.Context, tx *sql.Tx, projectID, principalID str
 // GetProject returns a project. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error) {
 	var p Project
-	err := db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		p, err = lockProject(ctx, tx, projectID)
 		return err
-	})
-	return p, err
+	}))
 }
 
 const listAccountAuditSQL = `
@@ -161,14 +160,13 @@ const listAccountAuditSQL = `
 // *RefusedError (ErrNotFound).
 func (db *DB) ListAccountAudit(ctx context.Context, accountID string, since time.Time, limit int) ([]AuditEvent, error) {
 	var out []AuditEvent
-	err := db.inTx(ctx, "list account audit", func(ctx context.Context, tx *sql.Tx) (err error) {
+	return result(&out, db.inTx(ctx, "list account audit", func(ctx context.Context, tx *sql.Tx) (err error) {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
 		out, err = all(ctx, tx, scanAuditEvent, listAccountAuditSQL, accountID, since, limit)
 		return err
-	})
-	return out, err
+	}))
 }
 
 // lockAccount checks that an account exists and keeps it from changing until

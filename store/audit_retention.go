@@ -179,11 +179,8 @@ func scanAuditSpan(row *sql.Row, s *AuditSpan) error {
 	return row.Scan(&s.Rows, &s.FirstID, &s.LastID, &s.OldestAt, &s.NewestAt)
 }
 
-// retentionTx is inTx for the statements that read the whole audit table:
-// REPEATABLE READ, and retentionTimeout instead of QueryTimeout, for the
-// transaction and for each wait on the connection (as Migrate raises it).
+// retentionTx is longTx for the statements that read the whole audit table,
+// REPEATABLE READ.
 func (db *DB) retentionTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	db.dialer.timeout.Store(int64(retentionTimeout))
-	defer db.dialer.timeout.Store(int64(ioTimeout))
-	return db.txWith(ctx, op, retentionTimeout, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}, fn)
+	return db.longTx(ctx, op, retentionTimeout, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}, fn)
 }

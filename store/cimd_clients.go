@@ -55,12 +55,11 @@ func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, err
 		return CIMDClient{}, err
 	}
 	var out CIMDClient
-	err = db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
 		out, err = scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
 			c.URL, c.FetchedAt, c.FreshUntil))
 		return err
-	})
-	return out, err
+	}))
 }
 
 func scanCIMDClient(row *sql.Row) (CIMDClient, error) {

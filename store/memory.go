@@ -38,7 +38,7 @@ const memoryUsageSQL = `
 // memory_entries and memory_bytes quotas (a *QuotaError otherwise).
 func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (MemoryInfo, error) {
 	m := MemoryInfo{Key: key}
-	err := db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&m, db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
 		if err := advisoryLock(ctx, tx, quotaMemory, projectID); err != nil {
 			return err
 		}
@@ -56,8 +56,7 @@ func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (Me
 			return &QuotaError{Quota: "memory_bytes", Limit: maxBytes}
 		}
 		return tx.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
-	})
-	return m, err
+	}))
 }
 
 const getMemorySQL = `

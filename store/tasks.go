@@ -34,15 +34,14 @@ const createTaskSQL = `
 // *QuotaError otherwise).
 func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
 	var t Task
-	err := db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&t, db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRows(ctx, tx, quotaTasks, "tasks", projectID, DefaultLimits.Tasks); err != nil {
 			return err
 		}
 		var err error
 		t, err = scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
 		return err
-	})
-	return t, err
+	}))
 }
 
 const getTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1 AND project_id = $2`

@@ -58,12 +58,11 @@ const dispatchInstructionsSQL = documentSourceSelect + `
 // the project's account, never from the project's own repositories.
 func (db *DB) DispatchConfig(ctx context.Context, projectID, profile, mode string) (DispatchConfig, error) {
 	var c DispatchConfig
-	err := db.inTx(ctx, "dispatch config", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&c, db.inTx(ctx, "dispatch config", func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		c, err = loadDispatchConfig(ctx, tx, projectID, profile, mode, "")
 		return err
-	})
-	return c, err
+	}))
 }
 
 // loadDispatchConfig reads the configuration; lock is "" or a locking clause
