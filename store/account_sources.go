@@ -83,14 +83,7 @@ const listAccountSourcesSQL = `
 // ListAccountSources returns every instruction source of an account, revoked
 // ones included, oldest first. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]AccountSource, error) {
-	var out []AccountSource
-	return result(&out, db.inTx(ctx, "list account sources", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, scanAccountSource, listAccountSourcesSQL, accountID)
-		return err
-	}))
+	return listIn(ctx, db, "list account sources", inAccount(accountID), scanAccountSource, listAccountSourcesSQL, accountID)
 }
 
 func scanAccountSource(sc sqlScanner) (s AccountSource, err error) {

@@ -159,14 +159,8 @@ const listAccountAuditSQL = `
 // those of its projects) since a time, oldest first. An unknown account is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListAccountAudit(ctx context.Context, accountID string, since time.Time, limit int) ([]AuditEvent, error) {
-	var out []AuditEvent
-	return result(&out, db.inTx(ctx, "list account audit", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, scanAuditEvent, listAccountAuditSQL, accountID, since, limit)
-		return err
-	}))
+	return listIn(ctx, db, "list account audit", inAccount(accountID), scanAuditEvent, listAccountAuditSQL,
+		accountID, since, limit)
 }
 
 // lockAccount checks that an account exists and keeps it from changing until

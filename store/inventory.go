@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -61,14 +60,10 @@ const listAccountsSQL = `
 
 // ListAccounts returns every account.
 func (db *DB) ListAccounts(ctx context.Context) ([]AccountSummary, error) {
-	var out []AccountSummary
-	return result(&out, db.inTx(ctx, "list accounts", func(ctx context.Context, tx *sql.Tx) (err error) {
-		out, err = all(ctx, tx, func(row sqlScanner) (a AccountSummary, err error) {
-			err = row.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
-			return a, err
-		}, listAccountsSQL)
-		return err
-	}))
+	return listIn(ctx, db, "list accounts", nil, func(row sqlScanner) (a AccountSummary, err error) {
+		err = row.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
+		return a, err
+	}, listAccountsSQL)
 }
 
 const listProjectsSQL = `
@@ -81,19 +76,14 @@ const listProjectsSQL = `
 // ListProjects returns every project, or those of one account when
 // accountID is not empty. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListProjects(ctx context.Context, accountID string) ([]ProjectSummary, error) {
-	var out []ProjectSummary
-	return result(&out, db.inTx(ctx, "list projects", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if accountID != "" {
-			if err := lockAccount(ctx, tx, accountID); err != nil {
-				return err
-			}
-		}
-		out, err = all(ctx, tx, func(row sqlScanner) (p ProjectSummary, err error) {
-			err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
-			return p, err
-		}, listProjectsSQL, accountID)
-		return err
-	}))
+	lock := inAccount(accountID)
+	if accountID == "" {
+		lock = nil
+	}
+	return listIn(ctx, db, "list projects", lock, func(row sqlScanner) (p ProjectSummary, err error) {
+		err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
+		return p, err
+	}, listProjectsSQL, accountID)
 }
 
 const listPrincipalsSQL = `
@@ -110,19 +100,12 @@ const listPrincipalsSQL = `
 // ListPrincipals returns the principals of an account. An unknown account is
 // a *RefusedError (ErrNotFound).
 func (db *DB) ListPrincipals(ctx context.Context, accountID string) ([]PrincipalSummary, error) {
-	var out []PrincipalSummary
-	return result(&out, db.inTx(ctx, "list principals", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, func(row sqlScanner) (u PrincipalSummary, err error) {
-			err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt, (*stringArray)(&u.ProjectIDs),
-				&u.LiveGrants, &u.LiveSessions)
-			u.ProjectIDs = append([]string{}, u.ProjectIDs...)
-			return u, err
-		}, listPrincipalsSQL, accountID)
-		return err
-	}))
+	return listIn(ctx, db, "list principals", inAccount(accountID), func(row sqlScanner) (u PrincipalSummary, err error) {
+		err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt, (*stringArray)(&u.ProjectIDs),
+			&u.LiveGrants, &u.LiveSessions)
+		u.ProjectIDs = append([]string{}, u.ProjectIDs...)
+		return u, err
+	}, listPrincipalsSQL, accountID)
 }
 
 const listMembersSQL = `
@@ -136,15 +119,8 @@ const listMembersSQL = `
 // ListMembers returns the members of a project. An unknown project is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListMembers(ctx context.Context, projectID string) ([]MemberSummary, error) {
-	var out []MemberSummary
-	return result(&out, db.inTx(ctx, "list members", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, func(row sqlScanner) (m MemberSummary, err error) {
-			err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt, &m.LiveGrants)
-			return m, err
-		}, listMembersSQL, projectID)
-		return err
-	}))
+	return listIn(ctx, db, "list members", inProject(projectID), func(row sqlScanner) (m MemberSummary, err error) {
+		err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt, &m.LiveGrants)
+		return m, err
+	}, listMembersSQL, projectID)
 }

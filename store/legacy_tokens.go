@@ -116,14 +116,7 @@ const listLegacyTokensSQL = `
 // ListLegacyTokens returns every legacy token of a project (never a hash),
 // revoked ones included, oldest first. An unknown project is a *RefusedError.
 func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
-	var out []LegacyToken
-	return result(&out, db.inTx(ctx, "list legacy tokens", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, scanLegacyToken, listLegacyTokensSQL, projectID)
-		return err
-	}))
+	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken, listLegacyTokensSQL, projectID)
 }
 
 // Live legacy tokens: unrevoked and unexpired, by the database clock. They

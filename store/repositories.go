@@ -105,14 +105,7 @@ const listRepositoriesSQL = `
 // ListRepositories returns every repository link of a project, revoked ones
 // included, oldest first. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Repository, error) {
-	var out []Repository
-	return result(&out, db.inTx(ctx, "list repositories", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, scanRepository, listRepositoriesSQL, projectID)
-		return err
-	}))
+	return listIn(ctx, db, "list repositories", inProject(projectID), scanRepository, listRepositoriesSQL, projectID)
 }
 
 func scanRepository(s sqlScanner) (r Repository, err error) {

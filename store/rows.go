@@ -103,3 +103,33 @@ func execCount(ctx context.Context, ex execer, q string, args ...any) (int64, er
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+// listIn is all in a transaction that first runs lock (inAccount or
+// inProject, or nil), so that the list of an unknown account or project is
+// a *RefusedError (ErrNotFound) rather than empty.
+func listIn[T any](ctx context.Context, db *DB, op string, lock func(context.Context, *sql.Tx) error,
+	scan func(sqlScanner) (T, error), query string, args ...any) ([]T, error) {
+	var out []T
+	return result(&out, db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) (err error) {
+		if lock != nil {
+			if err := lock(ctx, tx); err != nil {
+				return err
+			}
+		}
+		out, err = all(ctx, tx, scan, query, args...)
+		return err
+	}))
+}
+
+// inAccount is listIn's lockAccount of id.
+func inAccount(id string) func(context.Context, *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error { return lockAccount(ctx, tx, id) }
+}
+
+// inProject is listIn's lockProject of id.
+func inProject(id string) func(context.Context, *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := lockProject(ctx, tx, id)
+		return err
+	}
+}

@@ -123,14 +123,8 @@ func (db *DB) RevokeDocumentSource(ctx context.Context, sourceID string) (Docume
 // and those of unlinked repositories included, oldest first. An unknown project
 // is a *RefusedError (ErrNotFound).
 func (db *DB) ListDocumentSources(ctx context.Context, projectID string) ([]DocumentSource, error) {
-	var out []DocumentSource
-	return result(&out, db.inTx(ctx, "list document sources", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		out, err = all(ctx, tx, scanDocumentSource, documentSourceSelect+` WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, projectID)
-		return err
-	}))
+	return listIn(ctx, db, "list document sources", inProject(projectID), scanDocumentSource,
+		documentSourceSelect+` WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, projectID)
 }
 
 // missingOrRevoked explains why a revoke of the row id of table matched no
