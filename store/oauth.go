@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -52,14 +53,7 @@ type Client struct {
 }
 
 // HasGrantType reports whether the client registered the grant type.
-func (c Client) HasGrantType(g string) bool {
-	for _, v := range c.GrantTypes {
-		if v == g {
-			return true
-		}
-	}
-	return false
-}
+func (c Client) HasGrantType(g string) bool { return slices.Contains(c.GrantTypes, g) }
 
 // clientMetadata is what oauth_clients.metadata holds.
 type clientMetadata struct {
