@@ -83,7 +83,8 @@ const listAccountSourcesSQL = `
 // ListAccountSources returns every instruction source of an account, revoked
 // ones included, oldest first. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]AccountSource, error) {
-	return listIn(ctx, db, "list account sources", inAccount(accountID), scanAccountSource, listAccountSourcesSQL, accountID)
+	return listIn(ctx, db, "list account sources", inAccount(accountID), scanAccountSource,
+		listAccountSourcesSQL, accountID)
 }
 
 func scanAccountSource(sc sqlScanner) (s AccountSource, err error) {

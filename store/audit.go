@@ -36,7 +36,8 @@ func insertAudit(ctx context.Context, ex execer, e AuditEvent) error {
 // insertProjectAudit is insertAudit for an event of e.ProjectID, with the
 // project's account filled in.
 func insertProjectAudit(ctx context.Context, tx *sql.Tx, e AuditEvent) error {
-	if err := tx.QueryRowContext(ctx, `SELECT account_id FROM projects WHERE id = $1`, e.ProjectID).Scan(&e.AccountID); err != nil {
+	err := tx.QueryRowContext(ctx, `SELECT account_id FROM projects WHERE id = $1`, e.ProjectID).Scan(&e.AccountID)
+	if err != nil {
 		return err
 	}
 	return insertAudit(ctx, tx, e)

@@ -82,7 +82,8 @@ func addFamilies(ctx context.Context, tx *sql.Tx, projectID string, grants []Gra
 	return each(ctx, tx, func(row sqlScanner) error {
 		var f FamilySummary
 		var grantID string
-		if err := row.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &f.RefreshExpiresAt, &f.LiveTokens); err != nil {
+		err := row.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &f.RefreshExpiresAt, &f.LiveTokens)
+		if err != nil {
 			return err
 		}
 		if i, ok := index[grantID]; ok {

@@ -100,12 +100,13 @@ const listPrincipalsSQL = `
 // ListPrincipals returns the principals of an account. An unknown account is
 // a *RefusedError (ErrNotFound).
 func (db *DB) ListPrincipals(ctx context.Context, accountID string) ([]PrincipalSummary, error) {
-	return listIn(ctx, db, "list principals", inAccount(accountID), func(row sqlScanner) (u PrincipalSummary, err error) {
-		err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt, (*stringArray)(&u.ProjectIDs),
-			&u.LiveGrants, &u.LiveSessions)
+	scan := func(row sqlScanner) (u PrincipalSummary, err error) {
+		err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt,
+			(*stringArray)(&u.ProjectIDs), &u.LiveGrants, &u.LiveSessions)
 		u.ProjectIDs = append([]string{}, u.ProjectIDs...)
 		return u, err
-	}, listPrincipalsSQL, accountID)
+	}
+	return listIn(ctx, db, "list principals", inAccount(accountID), scan, listPrincipalsSQL, accountID)
 }
 
 const listMembersSQL = `
@@ -119,8 +120,10 @@ const listMembersSQL = `
 // ListMembers returns the members of a project. An unknown project is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListMembers(ctx context.Context, projectID string) ([]MemberSummary, error) {
-	return listIn(ctx, db, "list members", inProject(projectID), func(row sqlScanner) (m MemberSummary, err error) {
-		err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt, &m.LiveGrants)
+	scan := func(row sqlScanner) (m MemberSummary, err error) {
+		err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt,
+			&m.LiveGrants)
 		return m, err
-	}, listMembersSQL, projectID)
+	}
+	return listIn(ctx, db, "list members", inProject(projectID), scan, listMembersSQL, projectID)
 }

@@ -116,7 +116,8 @@ const listLegacyTokensSQL = `
 // ListLegacyTokens returns every legacy token of a project (never a hash),
 // revoked ones included, oldest first. An unknown project is a *RefusedError.
 func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
-	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken, listLegacyTokensSQL, projectID)
+	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken,
+		listLegacyTokensSQL, projectID)
 }
 
 // Live legacy tokens: unrevoked and unexpired, by the database clock. They

@@ -104,7 +104,8 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 			projectID).Scan(&r.MembersLeft); err != nil {
 			return err
 		}
-		if r.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveProjectLegacyTokensSQL, projectID); err != nil {
+		r.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveProjectLegacyTokensSQL, projectID)
+		if err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
@@ -144,7 +145,8 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 	var c PrincipalChange
 	return result(&c, db.inTx(ctx, "disable principal", func(ctx context.Context, tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE principals SET disabled_at = now()
-			WHERE id = $1 AND disabled_at IS NULL RETURNING account_id, disabled_at`, principalID).Scan(&c.AccountID, &c.DisabledAt)
+			WHERE id = $1 AND disabled_at IS NULL RETURNING account_id, disabled_at`,
+			principalID).Scan(&c.AccountID, &c.DisabledAt)
 		if err != nil {
 			return principalMissingOr(ctx, tx, err, principalID, "already disabled")
 		}
@@ -158,7 +160,8 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 				return err
 			}
 		}
-		if c.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveMemberLegacyTokensSQL, principalID); err != nil {
+		c.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveMemberLegacyTokensSQL, principalID)
+		if err != nil {
 			return err
 		}
 		details := c.counts()
@@ -238,7 +241,8 @@ func lockEnabledPrincipal(ctx context.Context, tx *sql.Tx, principalID string, k
 }
 
 // principalState returns a principal and its disabled_at, locked with lock.
-func principalState(ctx context.Context, tx *sql.Tx, principalID, lock string) (u Principal, disabled *time.Time, err error) {
+func principalState(ctx context.Context, tx *sql.Tx, principalID, lock string) (
+	u Principal, disabled *time.Time, err error) {
 	err = tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at, disabled_at FROM principals
 		WHERE id = $1 `+lock, principalID).Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &disabled)
 	if err != nil {

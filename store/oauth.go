@@ -94,14 +94,16 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 	if !IsUUID(id) {
 		return Client{}, ErrNotFound
 	}
-	return queryOne(ctx, db, "client", func(row sqlScanner) (Client, error) { return scanClient(row) }, selectClientSQL, id)
+	scan := func(row sqlScanner) (Client, error) { return scanClient(row) }
+	return queryOne(ctx, db, "client", scan, selectClientSQL, id)
 }
 
 // scanClient reads the columns id, client_name, redirect_uris, metadata and
 // created_at of oauth_clients, then those of more.
 func scanClient(row sqlScanner, more ...any) (c Client, err error) {
 	var meta []byte
-	if err = row.Scan(append([]any{&c.ID, &c.Name, (*stringArray)(&c.RedirectURIs), &meta, &c.CreatedAt}, more...)...); err != nil {
+	dests := append([]any{&c.ID, &c.Name, (*stringArray)(&c.RedirectURIs), &meta, &c.CreatedAt}, more...)
+	if err = row.Scan(dests...); err != nil {
 		return c, err
 	}
 	var m clientMetadata

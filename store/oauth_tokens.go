@@ -64,7 +64,8 @@ type CodeRedemption struct {
 }
 
 // codeColumns are the columns scanCode reads.
-const codeColumns = `id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at, redirect_uri_sent`
+const codeColumns = `id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at,
+	redirect_uri_sent`
 
 // consumeCodeSQL takes a code. The WHERE clause makes it single-use under
 // concurrency: a second UPDATE waits for the first to commit, then finds
@@ -163,8 +164,8 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 // §7.5.2), so knowing a used code alone cannot end a session. The code row
 // is locked first, so concurrent replays queue instead of deadlocking.
 func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refusal, err error) {
-	c, err := scanCode(tx.QueryRowContext(ctx, `SELECT `+codeColumns+` FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`,
-		in.CodeHash))
+	c, err := scanCode(tx.QueryRowContext(ctx, `SELECT `+codeColumns+`
+		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return refused(ErrInvalidGrant, "unknown code"), nil
 	}

@@ -142,8 +142,9 @@ func (db *DB) AuthorizeRead(ctx context.Context, tokenHash []byte, now time.Time
 		return Auth{}, ReadAuthorization{}, wrap("authorize read", err)
 	}
 	dests := append(append(authDests(&a), &r.Found), sourceDests(&r.Source)...)
+	dests = append(dests, &r.Outcome, &r.AuditID)
 	err = db.queryRow(ctx, authorizeReadSQL, tokenHash, now, in.SourceID, resource, in.Refusal,
-		cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0)).Scan(append(dests, &r.Outcome, &r.AuditID)...)
+		cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0)).Scan(dests...)
 	if err != nil {
 		return Auth{}, ReadAuthorization{}, wrap("authorize read", err)
 	}

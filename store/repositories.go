@@ -88,8 +88,10 @@ func (db *DB) UnlinkRepository(ctx context.Context, projectID, owner, repository
 		if err != nil {
 			return err
 		}
-		if r, err = scanRepository(tx.QueryRowContext(ctx, unlinkRepositorySQL, projectID, owner, repository)); err != nil {
-			return noRows(err, ErrNotFound, "repository %s/%s is not linked to project %s", owner, repository, projectID)
+		r, err = scanRepository(tx.QueryRowContext(ctx, unlinkRepositorySQL, projectID, owner, repository))
+		if err != nil {
+			return noRows(err, ErrNotFound, "repository %s/%s is not linked to project %s",
+				owner, repository, projectID)
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "repository.unlink",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: r.ID, Outcome: OutcomeOK,
@@ -105,7 +107,8 @@ const listRepositoriesSQL = `
 // ListRepositories returns every repository link of a project, revoked ones
 // included, oldest first. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Repository, error) {
-	return listIn(ctx, db, "list repositories", inProject(projectID), scanRepository, listRepositoriesSQL, projectID)
+	return listIn(ctx, db, "list repositories", inProject(projectID), scanRepository,
+		listRepositoriesSQL, projectID)
 }
 
 func scanRepository(s sqlScanner) (r Repository, err error) {

@@ -38,7 +38,8 @@ func each(ctx context.Context, q querier, fn func(sqlScanner) error, query strin
 
 // all runs query on q and scans every row with scan. The slice is never nil,
 // so an empty list encodes as [] rather than null.
-func all[T any](ctx context.Context, q querier, scan func(sqlScanner) (T, error), query string, args ...any) ([]T, error) {
+func all[T any](ctx context.Context, q querier, scan func(sqlScanner) (T, error), query string,
+	args ...any) ([]T, error) {
 	out := []T{}
 	err := each(ctx, q, func(row sqlScanner) error {
 		v, err := scan(row)

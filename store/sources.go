@@ -135,7 +135,8 @@ func missingOrRevoked(ctx context.Context, tx *sql.Tx, err error, table, what, i
 	}
 	var revoked bool
 	// table is one of our constants, never input.
-	err = tx.QueryRowContext(ctx, `SELECT revoked_at IS NOT NULL FROM `+table+` WHERE id = $1`, id).Scan(&revoked)
+	err = tx.QueryRowContext(ctx, `SELECT revoked_at IS NOT NULL FROM `+table+` WHERE id = $1`,
+		id).Scan(&revoked)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return refused(ErrNotFound, "%s %s not found", what, id)

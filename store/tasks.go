@@ -64,7 +64,8 @@ const updateTaskSQL = `
 
 // UpdateTask changes a task of the project, or returns ErrNotFound.
 func (db *DB) UpdateTask(ctx context.Context, projectID, taskID string, u TaskUpdate) (Task, error) {
-	return queryOne(ctx, db, "update task", scanTask, updateTaskSQL, taskID, projectID, u.Title, u.Body, u.Status)
+	return queryOne(ctx, db, "update task", scanTask, updateTaskSQL,
+		taskID, projectID, u.Title, u.Body, u.Status)
 }
 
 const listTasksSQL = `
