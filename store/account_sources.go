@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 )
 
 // This file keeps an account's instruction sources: the core and mode layers
@@ -38,7 +37,7 @@ const insertAccountSourceSQL = `
 // unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) AddAccountSource(ctx context.Context, in NewAccountSource) (AccountSource, error) {
 	var s AccountSource
-	err := db.inTx(ctx, "add account source", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.inTx(ctx, "add account source", func(ctx context.Context, tx *sql.Tx) error {
 		if err := lockAccount(ctx, tx, in.AccountID); err != nil {
 			return err
 		}
@@ -55,11 +54,7 @@ func (db *DB) AddAccountSource(ctx context.Context, in NewAccountSource) (Accoun
 		d["github_installation_id"] = s.GitHubInstallationID
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account_source.add",
 			AccountID: s.AccountID, Target: s.ID, Outcome: OutcomeOK, Details: d})
-	})
-	if err != nil {
-		return AccountSource{}, err
-	}
-	return s, nil
+	}))
 }
 
 const revokeAccountSourceSQL = `
@@ -71,23 +66,13 @@ const revokeAccountSourceSQL = `
 // unknown or already revoked source is a *RefusedError.
 func (db *DB) RevokeAccountSource(ctx context.Context, sourceID string) (AccountSource, error) {
 	var s AccountSource
-	err := db.inTx(ctx, "revoke account source", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		s, err = scanAccountSource(tx.QueryRowContext(ctx, revokeAccountSourceSQL, sourceID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM account_sources WHERE id = $1`,
-				"account source", sourceID)
-		}
-		if err != nil {
-			return err
+	return result(&s, db.inTx(ctx, "revoke account source", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if s, err = scanAccountSource(tx.QueryRowContext(ctx, revokeAccountSourceSQL, sourceID)); err != nil {
+			return missingOrRevoked(ctx, tx, err, "account_sources", "account source", sourceID)
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account_source.revoke",
 			AccountID: s.AccountID, Target: s.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return AccountSource{}, err
-	}
-	return s, nil
+	}))
 }
 
 const listAccountSourcesSQL = `
@@ -98,37 +83,12 @@ const listAccountSourcesSQL = `
 // ListAccountSources returns every instruction source of an account, revoked
 // ones included, oldest first. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListAccountSources(ctx context.Context, accountID string) ([]AccountSource, error) {
-	var out []AccountSource
-	err := db.inTx(ctx, "list account sources", func(ctx context.Context, tx *sql.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, listAccountSourcesSQL, accountID)
-		if err != nil {
-			return err
-		}
-		out, err = collect(rows, scanAccountSource)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return listIn(ctx, db, "list account sources", inAccount(accountID), scanAccountSource,
+		listAccountSourcesSQL, accountID)
 }
 
-func scanAccountSource(sc sqlScanner) (AccountSource, error) {
-	var s AccountSource
-	var commit, tracking sql.NullString
-	var revoked sql.NullTime
-	err := sc.Scan(&s.ID, &s.AccountID, &s.GitHubOwner, &s.GitHubRepository, &s.GitHubInstallationID,
-		&s.Layer, &s.Path, &commit, &tracking, &s.CreatedAt, &revoked)
-	if err != nil {
-		return AccountSource{}, err
-	}
-	s.CommitSHA = nullableString(commit)
-	s.TrackingRef = nullableString(tracking)
-	if revoked.Valid {
-		s.RevokedAt = &revoked.Time
-	}
-	return s, nil
+func scanAccountSource(sc sqlScanner) (s AccountSource, err error) {
+	err = sc.Scan(&s.ID, &s.AccountID, &s.GitHubOwner, &s.GitHubRepository, &s.GitHubInstallationID,
+		&s.Layer, &s.Path, &s.CommitSHA, &s.TrackingRef, &s.CreatedAt, &s.RevokedAt)
+	return s, err
 }

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -48,17 +46,13 @@ const insertAccountSQL = `
 // CreateAccount creates an account and audits it.
 func (db *DB) CreateAccount(ctx context.Context, name string) (Account, error) {
 	var a Account
-	err := db.inTx(ctx, "create account", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&a, db.inTx(ctx, "create account", func(ctx context.Context, tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, insertAccountSQL, name).Scan(&a.ID, &a.Name, &a.CreatedAt); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "account.create",
 			AccountID: a.ID, Target: a.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return Account{}, err
-	}
-	return a, nil
+	}))
 }
 
 const insertProjectSQL = `
@@ -69,7 +63,7 @@ const insertProjectSQL = `
 // An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) CreateProject(ctx context.Context, accountID, name string) (Project, error) {
 	var p Project
-	err := db.inTx(ctx, "create project", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.inTx(ctx, "create project", func(ctx context.Context, tx *sql.Tx) error {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
@@ -79,11 +73,7 @@ func (db *DB) CreateProject(ctx context.Context, accountID, name string) (Projec
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project.create",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: p.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return Project{}, err
-	}
-	return p, nil
+	}))
 }
 
 const insertPrincipalSQL = `
@@ -94,7 +84,7 @@ const insertPrincipalSQL = `
 // An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) CreatePrincipal(ctx context.Context, accountID, name string) (Principal, error) {
 	var u Principal
-	err := db.inTx(ctx, "create principal", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&u, db.inTx(ctx, "create principal", func(ctx context.Context, tx *sql.Tx) error {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
@@ -104,11 +94,7 @@ func (db *DB) CreatePrincipal(ctx context.Context, accountID, name string) (Prin
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.create",
 			AccountID: u.AccountID, Target: u.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return Principal{}, err
-	}
-	return u, nil
+	}))
 }
 
 const insertMemberSQL = `
@@ -121,51 +107,49 @@ const insertMemberSQL = `
 // or an existing membership is a *RefusedError.
 func (db *DB) AddMember(ctx context.Context, projectID, principalID string) (Membership, error) {
 	m := Membership{ProjectID: projectID, PrincipalID: principalID}
-	err := db.inTx(ctx, "add member", func(ctx context.Context, tx *sql.Tx) error {
-		p, err := lockProject(ctx, tx, projectID)
+	return result(&m, db.inTx(ctx, "add member", func(ctx context.Context, tx *sql.Tx) error {
+		p, u, err := lockSameAccount(ctx, tx, projectID, principalID)
 		if err != nil {
 			return err
-		}
-		u, err := lockPrincipal(ctx, tx, principalID)
-		if err != nil {
-			return err
-		}
-		// Because a project is the tenant boundary, membership never crosses accounts.
-		if u.AccountID != p.AccountID {
-			return refused(ErrInvalid, "principal %s belongs to account %s, not to account %s of project %s",
-				u.ID, u.AccountID, p.AccountID, p.ID)
 		}
 		err = tx.QueryRowContext(ctx, insertMemberSQL, projectID, principalID).Scan(&m.CreatedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrConflict, "principal %s is already a member of project %s", principalID, projectID)
-		}
 		if err != nil {
-			return err
+			return noRows(err, ErrConflict, "principal %s is already a member of project %s", principalID, projectID)
 		}
 		m.AccountID = p.AccountID
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.add",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: u.ID, Outcome: OutcomeOK})
-	})
+	}))
+}
+
+// lockSameAccount locks a project and a principal of its account, as
+// lockProject and lockPrincipal do. Because a project is the tenant
+// boundary, membership never crosses accounts.
+func lockSameAccount(ctx context.Context, tx *sql.Tx, projectID, principalID string) (Project, Principal, error) {
+	p, err := lockProject(ctx, tx, projectID)
 	if err != nil {
-		return Membership{}, err
+		return p, Principal{}, err
 	}
-	return m, nil
+	u, err := lockPrincipal(ctx, tx, principalID)
+	if err == nil && u.AccountID != p.AccountID {
+		err = refused(ErrInvalid, "principal %s belongs to account %s, not to account %s of project %s",
+			u.ID, u.AccountID, p.AccountID, p.ID)
+	}
+	return p, u, err
 }
 
 // GetProject returns a project. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error) {
 	var p Project
-	err := db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		p, err = lockProject(ctx, tx, projectID)
 		return err
-	})
-	return p, err
+	}))
 }
 
 const listAccountAuditSQL = `
-	SELECT id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
-	       target, outcome, details
+	SELECT ` + auditEventColumns + `
 	FROM audit_events
 	WHERE account_id = $1 AND at >= $2
 	ORDER BY id
@@ -175,38 +159,8 @@ const listAccountAuditSQL = `
 // those of its projects) since a time, oldest first. An unknown account is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListAccountAudit(ctx context.Context, accountID string, since time.Time, limit int) ([]AuditEvent, error) {
-	var out []AuditEvent
-	err := db.inTx(ctx, "list account audit", func(ctx context.Context, tx *sql.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, listAccountAuditSQL, accountID, since, limit)
-		if err != nil {
-			return err
-		}
-		out, err = scanAuditRows(rows)
-		return err
-	})
-	return out, err
-}
-
-// scanAuditRows reads the rows of a listAudit-shaped query and closes them.
-func scanAuditRows(rows *sql.Rows) ([]AuditEvent, error) {
-	defer rows.Close()
-	out := []AuditEvent{}
-	for rows.Next() {
-		var e AuditEvent
-		var details []byte
-		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.ProjectID, &e.AccountID,
-			&e.Target, &e.Outcome, &details); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(details, &e.Details); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return listIn(ctx, db, "list account audit", inAccount(accountID), scanAuditEvent, listAccountAuditSQL,
+		accountID, since, limit)
 }
 
 // lockAccount checks that an account exists and keeps it from changing until
@@ -214,10 +168,7 @@ func scanAuditRows(rows *sql.Rows) ([]AuditEvent, error) {
 func lockAccount(ctx context.Context, tx *sql.Tx, accountID string) error {
 	var id string
 	err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1 FOR KEY SHARE`, accountID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return refused(ErrNotFound, "account %s not found", accountID)
-	}
-	return err
+	return noRows(err, ErrNotFound, "account %s not found", accountID)
 }
 
 // lockProject returns a project and keeps it from changing until the
@@ -226,27 +177,15 @@ func lockProject(ctx context.Context, tx *sql.Tx, projectID string) (Project, er
 	var p Project
 	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at FROM projects
 		WHERE id = $1 FOR KEY SHARE`, projectID).Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Project{}, refused(ErrNotFound, "project %s not found", projectID)
+	if err != nil {
+		return Project{}, noRows(err, ErrNotFound, "project %s not found", projectID)
 	}
-	return p, err
+	return p, nil
 }
 
 // lockPrincipal returns a principal and keeps it from changing until the
 // transaction ends. An unknown principal is a *RefusedError (ErrNotFound).
 func lockPrincipal(ctx context.Context, tx *sql.Tx, principalID string) (Principal, error) {
-	var u Principal
-	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at FROM principals
-		WHERE id = $1 FOR KEY SHARE`, principalID).Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, refused(ErrNotFound, "principal %s not found", principalID)
-	}
+	u, _, err := principalState(ctx, tx, principalID, "FOR KEY SHARE")
 	return u, err
-}
-
-// projectAccount returns the account of a project, for audit rows.
-func projectAccount(ctx context.Context, tx *sql.Tx, projectID string) (string, error) {
-	var id string
-	err := tx.QueryRowContext(ctx, `SELECT account_id FROM projects WHERE id = $1`, projectID).Scan(&id)
-	return id, err
 }

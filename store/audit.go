@@ -33,6 +33,16 @@ func insertAudit(ctx context.Context, ex execer, e AuditEvent) error {
 	return err
 }
 
+// insertProjectAudit is insertAudit for an event of e.ProjectID, with the
+// project's account filled in.
+func insertProjectAudit(ctx context.Context, tx *sql.Tx, e AuditEvent) error {
+	err := tx.QueryRowContext(ctx, `SELECT account_id FROM projects WHERE id = $1`, e.ProjectID).Scan(&e.AccountID)
+	if err != nil {
+		return err
+	}
+	return insertAudit(ctx, tx, e)
+}
+
 // auditArgs are insertAuditSQL's arguments for e.
 func auditArgs(e AuditEvent) ([]any, error) {
 	details := e.Details
@@ -77,14 +87,7 @@ const listAuditSQL = `
 
 // ListAudit returns up to limit audit events of a project since a time, oldest first.
 func (db *DB) ListAudit(ctx context.Context, projectID string, since time.Time, limit int) ([]AuditEvent, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	rows, err := db.sql.QueryContext(ctx, listAuditSQL, projectID, since, limit)
-	if err != nil {
-		return nil, wrap("list audit", err)
-	}
-	out, err := collect(rows, scanAuditEvent)
-	return out, wrap("list audit", err)
+	return queryAll(ctx, db, "list audit", scanAuditEvent, listAuditSQL, projectID, since, limit)
 }
 
 // scanAuditEvent reads one row of auditEventColumns.

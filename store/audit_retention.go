@@ -83,7 +83,7 @@ const (
 // (ErrConflict).
 func (db *DB) PruneAudit(ctx context.Context, before time.Time, sink AuditSink) (AuditPrune, error) {
 	p := AuditPrune{Before: before}
-	err := db.retentionTx(ctx, "prune audit", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.retentionTx(ctx, "prune audit", func(ctx context.Context, tx *sql.Tx) error {
 		var locked bool
 		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pruneLock).Scan(&locked); err != nil {
 			return err
@@ -106,23 +106,14 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time, sink AuditSink) 
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "audit.prune", Target: "audit_events",
 			Outcome: OutcomeOK, Details: map[string]any{"before": before, "rows": p.Rows,
 				"first_id": p.FirstID, "last_id": p.LastID}})
-	})
-	if err != nil {
-		return AuditPrune{}, err
-	}
-	return p, nil
+	}))
 }
 
 // exportAudit streams the rows older than before to sink, counting them in
 // span, and flushes the sink.
 func exportAudit(ctx context.Context, tx *sql.Tx, before time.Time, sink AuditSink, span *AuditSpan) error {
-	rows, err := tx.QueryContext(ctx, auditBeforeSQL, before)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanAuditEvent(rows)
+	err := each(ctx, tx, func(row sqlScanner) error {
+		e, err := scanAuditEvent(row)
 		if err != nil {
 			return err
 		}
@@ -130,8 +121,9 @@ func exportAudit(ctx context.Context, tx *sql.Tx, before time.Time, sink AuditSi
 			return fmt.Errorf("export failed, nothing is deleted: %w", err)
 		}
 		span.add(e)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, auditBeforeSQL, before)
+	if err != nil {
 		return err
 	}
 	if err := sink.Flush(); err != nil {
@@ -158,58 +150,37 @@ func (s *AuditSpan) add(e AuditEvent) {
 // changing nothing.
 func (db *DB) CountAuditBefore(ctx context.Context, before time.Time) (AuditPrune, error) {
 	p := AuditPrune{Before: before}
-	err := db.retentionTx(ctx, "count audit", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.retentionTx(ctx, "count audit", func(ctx context.Context, tx *sql.Tx) error {
 		return scanAuditSpan(tx.QueryRowContext(ctx, auditSpanBeforeSQL, before), &p.AuditSpan)
-	})
-	if err != nil {
-		return AuditPrune{}, err
-	}
-	return p, nil
+	}))
 }
 
 // AuditStats reports the size of the audit log and its last prune.
 func (db *DB) AuditStats(ctx context.Context) (AuditStats, error) {
 	var s AuditStats
-	err := db.retentionTx(ctx, "audit stats", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.retentionTx(ctx, "audit stats", func(ctx context.Context, tx *sql.Tx) error {
 		if err := scanAuditSpan(tx.QueryRowContext(ctx, auditSpanSQL), &s.AuditSpan); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT pg_total_relation_size('audit_events')`).Scan(&s.Bytes); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, lastPruneSQL)
-		if err != nil {
-			return err
-		}
-		last, err := collect(rows, scanAuditEvent)
+		last, err := all(ctx, tx, scanAuditEvent, lastPruneSQL)
 		if len(last) == 1 {
 			s.LastPrune = &last[0]
 		}
 		return err
-	})
-	if err != nil {
-		return AuditStats{}, err
-	}
-	return s, nil
+	}))
 }
 
+// scanAuditSpan reads count(*), min(id), max(id), min(at) and max(at): the
+// four are NULL, and their pointers nil, when the count is 0.
 func scanAuditSpan(row *sql.Row, s *AuditSpan) error {
-	var first, last sql.NullInt64
-	var oldest, newest sql.NullTime
-	if err := row.Scan(&s.Rows, &first, &last, &oldest, &newest); err != nil {
-		return err
-	}
-	if s.Rows > 0 {
-		s.FirstID, s.LastID, s.OldestAt, s.NewestAt = &first.Int64, &last.Int64, &oldest.Time, &newest.Time
-	}
-	return nil
+	return row.Scan(&s.Rows, &s.FirstID, &s.LastID, &s.OldestAt, &s.NewestAt)
 }
 
-// retentionTx is inTx for the statements that read the whole audit table:
-// REPEATABLE READ, and retentionTimeout instead of QueryTimeout, for the
-// transaction and for each wait on the connection (as Migrate raises it).
+// retentionTx is longTx for the statements that read the whole audit table,
+// REPEATABLE READ.
 func (db *DB) retentionTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	db.dialer.timeout.Store(int64(retentionTimeout))
-	defer db.dialer.timeout.Store(int64(ioTimeout))
-	return db.txWith(ctx, op, retentionTimeout, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}, fn)
+	return db.longTx(ctx, op, retentionTimeout, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}, fn)
 }

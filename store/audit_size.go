@@ -15,9 +15,6 @@ const auditSizeSQL = `
 func (db *DB) AuditSize(ctx context.Context) (rows, bytes int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	row, err := db.queryRow(ctx, auditSizeSQL)
-	if err == nil {
-		err = row.Scan(&rows, &bytes)
-	}
+	err = db.queryRow(ctx, auditSizeSQL).Scan(&rows, &bytes)
 	return rows, bytes, wrap("audit size", err)
 }

@@ -54,14 +54,14 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
 	var a Auth
-	var scopes stringArray
-	row, err := db.queryRow(ctx, authenticateSQL, tokenHash, now)
-	if err == nil {
-		err = row.Scan(&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID, &scopes, &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly)
-	}
-	if err != nil {
+	if err := db.queryRow(ctx, authenticateSQL, tokenHash, now).Scan(authDests(&a)...); err != nil {
 		return Auth{}, wrap("authenticate", err)
 	}
-	a.Scopes = scopes
 	return a, nil
+}
+
+// authDests are the scan destinations of authenticateSQL's columns, in order.
+func authDests(a *Auth) []any {
+	return []any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,
+		(*stringArray)(&a.Scopes), &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly}
 }

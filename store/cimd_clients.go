@@ -55,28 +55,19 @@ func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, err
 		return CIMDClient{}, err
 	}
 	var out CIMDClient
-	err = db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
 		out, err = scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
 			c.URL, c.FetchedAt, c.FreshUntil))
 		return err
-	})
-	return out, err
+	}))
 }
 
 func scanCIMDClient(row *sql.Row) (CIMDClient, error) {
 	var c CIMDClient
-	var uris stringArray
-	var meta []byte
-	err := row.Scan(&c.ID, &c.Name, &uris, &meta, &c.CreatedAt, &c.URL, &c.FetchedAt, &c.FreshUntil)
-	if err != nil {
+	var err error
+	if c.Client, err = scanClient(row, &c.URL, &c.FetchedAt, &c.FreshUntil); err != nil {
 		return CIMDClient{}, wrap("cimd client", err)
 	}
-	c.RedirectURIs = uris
-	var m clientMetadata
-	if err := json.Unmarshal(meta, &m); err != nil {
-		return CIMDClient{}, wrap("cimd client", err)
-	}
-	c.GrantTypes = m.GrantTypes
 	return c, nil
 }
 

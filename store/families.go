@@ -45,12 +45,8 @@ func boundFamilies(ctx context.Context, tx *sql.Tx, out *Issued, now time.Time) 
 	if err != nil || n == 0 {
 		return err
 	}
-	account, err := projectAccount(ctx, tx, out.ProjectID)
-	if err != nil {
-		return err
-	}
-	return insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(out.ClientID), Action: "oauth_family.evict",
-		ProjectID: out.ProjectID, AccountID: account, Target: out.GrantID, Outcome: OutcomeOK,
+	return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorClient(out.ClientID), Action: "oauth_family.evict",
+		ProjectID: out.ProjectID, Target: out.GrantID, Outcome: OutcomeOK,
 		Details: map[string]any{"new_family_id": out.FamilyID, "tokens_revoked": n, "max_live_families": MaxLiveFamilies}})
 }
 
@@ -83,24 +79,16 @@ func addFamilies(ctx context.Context, tx *sql.Tx, projectID string, grants []Gra
 	for i := range grants {
 		grants[i].Families = []FamilySummary{}
 	}
-	rows, err := tx.QueryContext(ctx, listFamiliesSQL, projectID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return each(ctx, tx, func(row sqlScanner) error {
 		var f FamilySummary
 		var grantID string
-		var refresh sql.NullTime
-		if err := rows.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &refresh, &f.LiveTokens); err != nil {
+		err := row.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &f.RefreshExpiresAt, &f.LiveTokens)
+		if err != nil {
 			return err
-		}
-		if refresh.Valid {
-			f.RefreshExpiresAt = &refresh.Time
 		}
 		if i, ok := index[grantID]; ok {
 			grants[i].Families = append(grants[i].Families, f)
 		}
-	}
-	return rows.Err()
+		return nil
+	}, listFamiliesSQL, projectID)
 }

@@ -69,57 +69,39 @@ const listActiveTokensSQL = `
 // *RefusedError (ErrNotFound).
 func (db *DB) ListGrants(ctx context.Context, projectID string) ([]GrantSummary, error) {
 	out := []GrantSummary{}
-	err := db.inTx(ctx, "list grants", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.inTx(ctx, "list grants", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, listGrantsSQL, projectID)
-		if err != nil {
-			return err
-		}
 		index := map[string]int{}
-		for rows.Next() {
+		err := each(ctx, tx, func(row sqlScanner) error {
 			g := GrantSummary{ActiveTokens: []TokenSummary{}}
-			var revoked sql.NullTime
-			if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.PrincipalID, &g.PrincipalName,
-				&g.ProjectID, pq.Array(&g.Scopes), &g.CreatedAt, &revoked); err != nil {
-				rows.Close()
+			if err := row.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.PrincipalID, &g.PrincipalName,
+				&g.ProjectID, pq.Array(&g.Scopes), &g.CreatedAt, &g.RevokedAt); err != nil {
 				return err
-			}
-			if revoked.Valid {
-				g.RevokedAt = &revoked.Time
 			}
 			index[g.ID] = len(out)
 			out = append(out, g)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}, listGrantsSQL, projectID)
+		if err != nil {
 			return err
 		}
 		if err := addFamilies(ctx, tx, projectID, out, index); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, listActiveTokensSQL, projectID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return each(ctx, tx, func(row sqlScanner) error {
 			var t TokenSummary
 			var grantID string
-			if err := rows.Scan(&t.ID, &grantID, &t.Kind, &t.FamilyID, &t.ExpiresAt); err != nil {
+			if err := row.Scan(&t.ID, &grantID, &t.Kind, &t.FamilyID, &t.ExpiresAt); err != nil {
 				return err
 			}
 			if i, ok := index[grantID]; ok {
 				out[i].ActiveTokens = append(out[i].ActiveTokens, t)
 			}
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+			return nil
+		}, listActiveTokensSQL, projectID)
+	}))
 }
 
 const revokeGrantSQL = `
@@ -137,34 +119,17 @@ const revokeGrantTokensSQL = `
 // the token endpoint refuses to redeem a code whose grant is revoked.
 func (db *DB) RevokeGrant(ctx context.Context, grantID string) (Revocation, error) {
 	r := Revocation{ID: grantID, Kind: "grant"}
-	err := db.inTx(ctx, "revoke grant", func(ctx context.Context, tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, revokeGrantSQL, grantID).Scan(&r.ProjectID, &r.RevokedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM oauth_grants WHERE id = $1`,
-				"grant", grantID)
+	return result(&r, db.inTx(ctx, "revoke grant", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if err := tx.QueryRowContext(ctx, revokeGrantSQL, grantID).Scan(&r.ProjectID, &r.RevokedAt); err != nil {
+			return missingOrRevoked(ctx, tx, err, "oauth_grants", "grant", grantID)
 		}
-		if err != nil {
+		if r.TokensRevoked, err = execCount(ctx, tx, revokeGrantTokensSQL, grantID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, revokeGrantTokensSQL, grantID)
-		if err != nil {
-			return err
-		}
-		if r.TokensRevoked, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		account, err := projectAccount(ctx, tx, r.ProjectID)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "oauth_grant.revoke",
-			ProjectID: r.ProjectID, AccountID: account, Target: grantID, Outcome: OutcomeOK,
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "oauth_grant.revoke",
+			ProjectID: r.ProjectID, Target: grantID, Outcome: OutcomeOK,
 			Details: map[string]any{"tokens_revoked": r.TokensRevoked}})
-	})
-	if err != nil {
-		return Revocation{}, err
-	}
-	return r, nil
+	}))
 }
 
 const selectTokenForRevokeSQL = `
@@ -188,7 +153,7 @@ const revokeFamilySQL = `
 // unknown or already revoked token is a *RefusedError.
 func (db *DB) RevokeOAuthToken(ctx context.Context, tokenID string) (Revocation, error) {
 	r := Revocation{ID: tokenID}
-	err := db.inTx(ctx, "revoke token", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&r, db.inTx(ctx, "revoke token", func(ctx context.Context, tx *sql.Tx) error {
 		var family string
 		var revoked bool
 		err := tx.QueryRowContext(ctx, selectTokenForRevokeSQL, tokenID).Scan(&r.Kind, &family, &revoked, &r.ProjectID)
@@ -205,26 +170,14 @@ func (db *DB) RevokeOAuthToken(ctx context.Context, tokenID string) (Revocation,
 		}
 		r.TokensRevoked = 1
 		if r.Kind == "refresh" {
-			res, err := tx.ExecContext(ctx, revokeFamilySQL, family)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
+			n, err := execCount(ctx, tx, revokeFamilySQL, family)
 			if err != nil {
 				return err
 			}
 			r.TokensRevoked += n
 		}
-		account, err := projectAccount(ctx, tx, r.ProjectID)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "oauth_token.revoke",
-			ProjectID: r.ProjectID, AccountID: account, Target: tokenID, Outcome: OutcomeOK,
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "oauth_token.revoke",
+			ProjectID: r.ProjectID, Target: tokenID, Outcome: OutcomeOK,
 			Details: map[string]any{"kind": r.Kind, "family_id": family, "tokens_revoked": r.TokensRevoked}})
-	})
-	if err != nil {
-		return Revocation{}, err
-	}
-	return r, nil
+	}))
 }

@@ -12,19 +12,16 @@ const selectClientGrantsSQL = `
 func (db *DB) ClientGrants(ctx context.Context, clientID, principalID string) (map[string][]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	rows, err := db.sql.QueryContext(ctx, selectClientGrantsSQL, clientID, principalID)
+	out := map[string][]string{}
+	err := each(ctx, db.sql, func(row sqlScanner) error {
+		var project string
+		var scopes stringArray
+		err := row.Scan(&project, &scopes)
+		out[project] = scopes
+		return err
+	}, selectClientGrantsSQL, clientID, principalID)
 	if err != nil {
 		return nil, wrap("client grants", err)
 	}
-	defer rows.Close()
-	out := map[string][]string{}
-	for rows.Next() {
-		var project string
-		var scopes stringArray
-		if err := rows.Scan(&project, &scopes); err != nil {
-			return nil, wrap("client grants", err)
-		}
-		out[project] = scopes
-	}
-	return out, wrap("client grants", rows.Err())
+	return out, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -61,16 +60,10 @@ const listAccountsSQL = `
 
 // ListAccounts returns every account.
 func (db *DB) ListAccounts(ctx context.Context) ([]AccountSummary, error) {
-	out := []AccountSummary{}
-	err := db.inTx(ctx, "list accounts", func(ctx context.Context, tx *sql.Tx) error {
-		return scanAll(ctx, tx, listAccountsSQL, nil, func(rows *sql.Rows) error {
-			var a AccountSummary
-			err := rows.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
-			out = append(out, a)
-			return err
-		})
-	})
-	return out, err
+	return listIn(ctx, db, "list accounts", nil, func(row sqlScanner) (a AccountSummary, err error) {
+		err = row.Scan(&a.ID, &a.Name, &a.CreatedAt, &a.Projects, &a.Principals)
+		return a, err
+	}, listAccountsSQL)
 }
 
 const listProjectsSQL = `
@@ -83,21 +76,14 @@ const listProjectsSQL = `
 // ListProjects returns every project, or those of one account when
 // accountID is not empty. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListProjects(ctx context.Context, accountID string) ([]ProjectSummary, error) {
-	out := []ProjectSummary{}
-	err := db.inTx(ctx, "list projects", func(ctx context.Context, tx *sql.Tx) error {
-		if accountID != "" {
-			if err := lockAccount(ctx, tx, accountID); err != nil {
-				return err
-			}
-		}
-		return scanAll(ctx, tx, listProjectsSQL, []any{accountID}, func(rows *sql.Rows) error {
-			var p ProjectSummary
-			err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
-			out = append(out, p)
-			return err
-		})
-	})
-	return out, err
+	lock := inAccount(accountID)
+	if accountID == "" {
+		lock = nil
+	}
+	return listIn(ctx, db, "list projects", lock, func(row sqlScanner) (p ProjectSummary, err error) {
+		err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt, &p.Members)
+		return p, err
+	}, listProjectsSQL, accountID)
 }
 
 const listPrincipalsSQL = `
@@ -114,23 +100,13 @@ const listPrincipalsSQL = `
 // ListPrincipals returns the principals of an account. An unknown account is
 // a *RefusedError (ErrNotFound).
 func (db *DB) ListPrincipals(ctx context.Context, accountID string) ([]PrincipalSummary, error) {
-	out := []PrincipalSummary{}
-	err := db.inTx(ctx, "list principals", func(ctx context.Context, tx *sql.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		return scanAll(ctx, tx, listPrincipalsSQL, []any{accountID}, func(rows *sql.Rows) error {
-			var u PrincipalSummary
-			var disabled sql.NullTime
-			var projects stringArray
-			err := rows.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &disabled, &projects,
-				&u.LiveGrants, &u.LiveSessions)
-			u.DisabledAt, u.ProjectIDs = nullTime(disabled), append([]string{}, projects...)
-			out = append(out, u)
-			return err
-		})
-	})
-	return out, err
+	scan := func(row sqlScanner) (u PrincipalSummary, err error) {
+		err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt,
+			(*stringArray)(&u.ProjectIDs), &u.LiveGrants, &u.LiveSessions)
+		u.ProjectIDs = append([]string{}, u.ProjectIDs...)
+		return u, err
+	}
+	return listIn(ctx, db, "list principals", inAccount(accountID), scan, listPrincipalsSQL, accountID)
 }
 
 const listMembersSQL = `
@@ -144,41 +120,10 @@ const listMembersSQL = `
 // ListMembers returns the members of a project. An unknown project is a
 // *RefusedError (ErrNotFound).
 func (db *DB) ListMembers(ctx context.Context, projectID string) ([]MemberSummary, error) {
-	out := []MemberSummary{}
-	err := db.inTx(ctx, "list members", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		return scanAll(ctx, tx, listMembersSQL, []any{projectID}, func(rows *sql.Rows) error {
-			var m MemberSummary
-			var disabled sql.NullTime
-			err := rows.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &disabled, &m.LiveGrants)
-			m.DisabledAt = nullTime(disabled)
-			out = append(out, m)
-			return err
-		})
-	})
-	return out, err
-}
-
-// scanAll runs a query and calls scan for each row.
-func scanAll(ctx context.Context, tx *sql.Tx, q string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
+	scan := func(row sqlScanner) (m MemberSummary, err error) {
+		err = row.Scan(&m.ProjectID, &m.PrincipalID, &m.PrincipalName, &m.MemberSince, &m.DisabledAt,
+			&m.LiveGrants)
+		return m, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-func nullTime(t sql.NullTime) *time.Time {
-	if !t.Valid {
-		return nil
-	}
-	return &t.Time
+	return listIn(ctx, db, "list members", inProject(projectID), scan, listMembersSQL, projectID)
 }

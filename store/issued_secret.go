@@ -20,9 +20,6 @@ func (db *DB) IssuedSecret(ctx context.Context, hash []byte) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
 	var known bool
-	row, err := db.queryRow(ctx, issuedSecretSQL, hash)
-	if err == nil {
-		err = row.Scan(&known)
-	}
+	err := db.queryRow(ctx, issuedSecretSQL, hash).Scan(&known)
 	return known, wrap("issued secret", err)
 }

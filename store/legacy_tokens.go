@@ -67,7 +67,7 @@ func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyTo
 		lifetime = sql.NullInt64{Int64: int64(in.ExpiresIn / time.Second), Valid: true}
 	}
 	var t LegacyToken
-	err := db.inTx(ctx, "issue legacy token", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&t, db.inTx(ctx, "issue legacy token", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, in.ProjectID)
 		if err != nil {
 			return err
@@ -83,11 +83,7 @@ func (db *DB) IssueLegacyToken(ctx context.Context, in NewLegacyToken) (LegacyTo
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.issue",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: t.ID, Outcome: OutcomeOK, Details: details})
-	})
-	if err != nil {
-		return LegacyToken{}, err
-	}
-	return t, nil
+	}))
 }
 
 const revokeLegacyTokenSQL = `
@@ -99,31 +95,17 @@ const revokeLegacyTokenSQL = `
 // already revoked token is a *RefusedError.
 func (db *DB) RevokeLegacyToken(ctx context.Context, tokenID string) (LegacyToken, error) {
 	var t LegacyToken
-	err := db.inTx(ctx, "revoke legacy token", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		t, err = scanLegacyToken(tx.QueryRowContext(ctx, revokeLegacyTokenSQL, tokenID))
-		if errors.Is(err, sql.ErrNoRows) {
-			err := sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM legacy_tokens WHERE id = $1`,
-				"legacy token", tokenID)
+	return result(&t, db.inTx(ctx, "revoke legacy token", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if t, err = scanLegacyToken(tx.QueryRowContext(ctx, revokeLegacyTokenSQL, tokenID)); err != nil {
+			err = missingOrRevoked(ctx, tx, err, "legacy_tokens", "legacy token", tokenID)
 			if errors.Is(err, ErrNotFound) {
 				return tokenNotFound(ctx, tx, "legacy token", tokenID, "oauth_tokens", "an OAuth token", "--token-id")
 			}
 			return err
 		}
-		if err != nil {
-			return err
-		}
-		account, err := projectAccount(ctx, tx, t.ProjectID)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.revoke",
-			ProjectID: t.ProjectID, AccountID: account, Target: t.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return LegacyToken{}, err
-	}
-	return t, nil
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "legacy_token.revoke",
+			ProjectID: t.ProjectID, Target: t.ID, Outcome: OutcomeOK})
+	}))
 }
 
 const listLegacyTokensSQL = `
@@ -134,22 +116,8 @@ const listLegacyTokensSQL = `
 // ListLegacyTokens returns every legacy token of a project (never a hash),
 // revoked ones included, oldest first. An unknown project is a *RefusedError.
 func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
-	var out []LegacyToken
-	err := db.inTx(ctx, "list legacy tokens", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, listLegacyTokensSQL, projectID)
-		if err != nil {
-			return err
-		}
-		out, err = collect(rows, scanLegacyToken)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken,
+		listLegacyTokensSQL, projectID)
 }
 
 // Live legacy tokens: unrevoked and unexpired, by the database clock. They
@@ -169,28 +137,9 @@ const (
 		ORDER BY project_id, created_at, id`
 )
 
-// liveLegacyTokens runs one of the live legacy token queries.
-func liveLegacyTokens(ctx context.Context, tx *sql.Tx, q, id string) ([]LegacyToken, error) {
-	rows, err := tx.QueryContext(ctx, q, id)
-	if err != nil {
-		return nil, err
-	}
-	return collect(rows, scanLegacyToken)
-}
-
-func scanLegacyToken(sc sqlScanner) (LegacyToken, error) {
-	var t LegacyToken
-	var expires, revoked sql.NullTime
-	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &expires, &revoked); err != nil {
-		return LegacyToken{}, err
-	}
-	if expires.Valid {
-		t.ExpiresAt = &expires.Time
-	}
-	if revoked.Valid {
-		t.RevokedAt = &revoked.Time
-	}
-	return t, nil
+func scanLegacyToken(sc sqlScanner) (t LegacyToken, err error) {
+	err = sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt)
+	return t, err
 }
 
 // tokenNotFound is the refusal for a token id that revoke-token's flag does

@@ -80,26 +80,15 @@ const revokePairTokensSQL = `
 // another account, or a principal who is not a member is a *RefusedError.
 func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (MemberRemoval, error) {
 	r := MemberRemoval{ProjectID: projectID, PrincipalID: principalID}
-	err := db.inTx(ctx, "remove member", func(ctx context.Context, tx *sql.Tx) error {
-		p, err := lockProject(ctx, tx, projectID)
+	return result(&r, db.inTx(ctx, "remove member", func(ctx context.Context, tx *sql.Tx) error {
+		p, u, err := lockSameAccount(ctx, tx, projectID, principalID)
 		if err != nil {
 			return err
-		}
-		u, err := lockPrincipal(ctx, tx, principalID)
-		if err != nil {
-			return err
-		}
-		if u.AccountID != p.AccountID {
-			return refused(ErrInvalid, "principal %s belongs to account %s, not to account %s of project %s",
-				u.ID, u.AccountID, p.AccountID, p.ID)
 		}
 		var since time.Time
 		err = tx.QueryRowContext(ctx, deleteMemberSQL, projectID, principalID).Scan(&since, &r.RemovedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "principal %s is not a member of project %s", principalID, projectID)
-		}
 		if err != nil {
-			return err
+			return noRows(err, ErrNotFound, "principal %s is not a member of project %s", principalID, projectID)
 		}
 		r.AccountID = p.AccountID
 		if r.GrantsRevoked, err = execCount(ctx, tx, revokePairGrantsSQL, principalID, projectID); err != nil {
@@ -115,7 +104,8 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 			projectID).Scan(&r.MembersLeft); err != nil {
 			return err
 		}
-		if r.LiveLegacyTokens, err = liveLegacyTokens(ctx, tx, liveProjectLegacyTokensSQL, projectID); err != nil {
+		r.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveProjectLegacyTokensSQL, projectID)
+		if err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
@@ -123,11 +113,7 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 			Details: map[string]any{"member_since": since, "grants_revoked": r.GrantsRevoked,
 				"tokens_revoked": r.TokensRevoked, "signin_links_revoked": r.LinksRevoked,
 				"members_left": r.MembersLeft, "live_legacy_tokens": len(r.LiveLegacyTokens)}})
-	})
-	if err != nil {
-		return MemberRemoval{}, err
-	}
-	return r, nil
+	}))
 }
 
 // The statements that end everything a principal holds. revokeSessionsSQL
@@ -157,17 +143,14 @@ const (
 // unknown or already disabled principal is a *RefusedError.
 func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (PrincipalChange, error) {
 	var c PrincipalChange
-	err := db.inTx(ctx, "disable principal", func(ctx context.Context, tx *sql.Tx) error {
-		var at time.Time
+	return result(&c, db.inTx(ctx, "disable principal", func(ctx context.Context, tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE principals SET disabled_at = now()
-			WHERE id = $1 AND disabled_at IS NULL RETURNING account_id, disabled_at`, principalID).Scan(&c.AccountID, &at)
-		if errors.Is(err, sql.ErrNoRows) {
-			return principalMissingOr(ctx, tx, principalID, "already disabled")
-		}
+			WHERE id = $1 AND disabled_at IS NULL RETURNING account_id, disabled_at`,
+			principalID).Scan(&c.AccountID, &c.DisabledAt)
 		if err != nil {
-			return err
+			return principalMissingOr(ctx, tx, err, principalID, "already disabled")
 		}
-		c.PrincipalID, c.DisabledAt = principalID, &at
+		c.PrincipalID = principalID
 		for _, s := range []struct {
 			q string
 			n *int64
@@ -177,18 +160,15 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 				return err
 			}
 		}
-		if c.LiveLegacyTokens, err = liveLegacyTokens(ctx, tx, liveMemberLegacyTokensSQL, principalID); err != nil {
+		c.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveMemberLegacyTokensSQL, principalID)
+		if err != nil {
 			return err
 		}
 		details := c.counts()
 		details["live_legacy_tokens"] = len(c.LiveLegacyTokens)
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.disable",
 			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK, Details: details})
-	})
-	if err != nil {
-		return PrincipalChange{}, err
-	}
-	return c, nil
+	}))
 }
 
 // EnablePrincipal lets a disabled principal sign in again and audits it. It
@@ -197,22 +177,15 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 // disabled, is a *RefusedError.
 func (db *DB) EnablePrincipal(ctx context.Context, principalID string) (PrincipalChange, error) {
 	c := PrincipalChange{PrincipalID: principalID}
-	err := db.inTx(ctx, "enable principal", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&c, db.inTx(ctx, "enable principal", func(ctx context.Context, tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE principals SET disabled_at = NULL
 			WHERE id = $1 AND disabled_at IS NOT NULL RETURNING account_id`, principalID).Scan(&c.AccountID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return principalMissingOr(ctx, tx, principalID, "not disabled")
-		}
 		if err != nil {
-			return err
+			return principalMissingOr(ctx, tx, err, principalID, "not disabled")
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.enable",
 			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return PrincipalChange{}, err
-	}
-	return c, nil
+	}))
 }
 
 // RevokeSessions ends every live browser session of a principal (a lost
@@ -220,7 +193,7 @@ func (db *DB) EnablePrincipal(ctx context.Context, principalID string) (Principa
 // tokens are left alone. An unknown principal is a *RefusedError.
 func (db *DB) RevokeSessions(ctx context.Context, principalID string) (PrincipalChange, error) {
 	c := PrincipalChange{PrincipalID: principalID}
-	err := db.inTx(ctx, "revoke sessions", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&c, db.inTx(ctx, "revoke sessions", func(ctx context.Context, tx *sql.Tx) error {
 		u, disabled, err := principalState(ctx, tx, principalID, "FOR KEY SHARE")
 		if err != nil {
 			return err
@@ -232,11 +205,7 @@ func (db *DB) RevokeSessions(ctx context.Context, principalID string) (Principal
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "browser_session.revoke",
 			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK,
 			Details: map[string]any{"sessions_revoked": c.SessionsRevoked}})
-	})
-	if err != nil {
-		return PrincipalChange{}, err
-	}
-	return c, nil
+	}))
 }
 
 func (c PrincipalChange) counts() map[string]any {
@@ -245,8 +214,12 @@ func (c PrincipalChange) counts() map[string]any {
 }
 
 // principalMissingOr explains why a conditional UPDATE of a principal
-// matched nothing: it does not exist, or it is in the state named by what.
-func principalMissingOr(ctx context.Context, tx *sql.Tx, principalID, what string) error {
+// matched nothing (err is sql.ErrNoRows): it does not exist, or it is in the
+// state named by what. Any other err is returned as it is.
+func principalMissingOr(ctx context.Context, tx *sql.Tx, err error, principalID, what string) error {
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
 	if _, err := lockPrincipal(ctx, tx, principalID); err != nil {
 		return err
 	}
@@ -268,25 +241,12 @@ func lockEnabledPrincipal(ctx context.Context, tx *sql.Tx, principalID string, k
 }
 
 // principalState returns a principal and its disabled_at, locked with lock.
-func principalState(ctx context.Context, tx *sql.Tx, principalID, lock string) (Principal, *time.Time, error) {
-	var u Principal
-	var disabled sql.NullTime
-	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at, disabled_at FROM principals
+func principalState(ctx context.Context, tx *sql.Tx, principalID, lock string) (
+	u Principal, disabled *time.Time, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at, disabled_at FROM principals
 		WHERE id = $1 `+lock, principalID).Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &disabled)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, nil, refused(ErrNotFound, "principal %s not found", principalID)
-	}
-	if err != nil || !disabled.Valid {
-		return u, nil, err
-	}
-	return u, &disabled.Time, nil
-}
-
-// execCount runs a statement and returns the number of rows it changed.
-func execCount(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
-	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		return 0, err
+		return Principal{}, nil, noRows(err, ErrNotFound, "principal %s not found", principalID)
 	}
-	return res.RowsAffected()
+	return u, disabled, nil
 }

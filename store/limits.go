@@ -131,7 +131,7 @@ const setLimitsSQL = `
 // of that kind are refused until usage is below it again.
 func (db *DB) SetProjectLimits(ctx context.Context, projectID string, u LimitsUpdate) (Limits, error) {
 	var l Limits
-	err := db.inTx(ctx, "set project limits", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&l, db.inTx(ctx, "set project limits", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, projectID)
 		if err != nil {
 			return err
@@ -145,8 +145,7 @@ func (db *DB) SetProjectLimits(ctx context.Context, projectID string, u LimitsUp
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project.limits", ProjectID: p.ID,
 			AccountID: p.AccountID, Target: p.ID, Outcome: OutcomeOK, Details: map[string]any{"limits": l}})
-	})
-	return l, err
+	}))
 }
 
 // Usage is what a project stores, beside its limits.
@@ -169,7 +168,7 @@ const usageSQL = `
 // *RefusedError (ErrNotFound) for an unknown project.
 func (db *DB) ProjectUsage(ctx context.Context, projectID string) (Usage, error) {
 	u := Usage{ProjectID: projectID}
-	err := db.inTx(ctx, "project usage", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&u, db.inTx(ctx, "project usage", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := lockProject(ctx, tx, projectID); err != nil {
 			return err
 		}
@@ -178,6 +177,5 @@ func (db *DB) ProjectUsage(ctx context.Context, projectID string) (Usage, error)
 			return err
 		}
 		return tx.QueryRowContext(ctx, usageSQL, projectID).Scan(&u.MemoryEntries, &u.MemoryBytes, &u.Tasks, &u.Workflows)
-	})
-	return u, err
+	}))
 }

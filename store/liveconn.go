@@ -49,41 +49,40 @@ type pqConn interface {
 
 type liveConn struct{ pqConn }
 
-func (c liveConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+// live runs f unless ctx has already ended.
+func live[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return c.pqConn.QueryContext(ctx, q, args)
+	return f()
+}
+
+func (c liveConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return live(ctx, func() (driver.Rows, error) { return c.pqConn.QueryContext(ctx, q, args) })
 }
 
 func (c liveConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return c.pqConn.ExecContext(ctx, q, args)
+	return live(ctx, func() (driver.Result, error) { return c.pqConn.ExecContext(ctx, q, args) })
 }
 
 func (c liveConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return c.pqConn.BeginTx(ctx, opts)
+	return live(ctx, func() (driver.Tx, error) { return c.pqConn.BeginTx(ctx, opts) })
 }
 
 func (c liveConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s, err := c.pqConn.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	ps, ok := s.(pqStmt)
-	if !ok {
-		s.Close()
-		return nil, fmt.Errorf("store: the driver's statement (%T) lacks a method liveStmt passes on", s)
-	}
-	return liveStmt{ps}, nil
+	return live(ctx, func() (driver.Stmt, error) {
+		s, err := c.pqConn.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		ps, ok := s.(pqStmt)
+		if !ok {
+			s.Close()
+			return nil, fmt.Errorf("store: the driver's statement (%T) lacks a method liveStmt passes on", s)
+		}
+		return liveStmt{ps}, nil
+	})
 }
 
 // pqStmt is what lib/pq's prepared statement implements.
@@ -96,15 +95,9 @@ type pqStmt interface {
 type liveStmt struct{ pqStmt }
 
 func (s liveStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return s.pqStmt.QueryContext(ctx, args)
+	return live(ctx, func() (driver.Rows, error) { return s.pqStmt.QueryContext(ctx, args) })
 }
 
 func (s liveStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return s.pqStmt.ExecContext(ctx, args)
+	return live(ctx, func() (driver.Result, error) { return s.pqStmt.ExecContext(ctx, args) })
 }

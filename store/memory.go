@@ -38,7 +38,7 @@ const memoryUsageSQL = `
 // memory_entries and memory_bytes quotas (a *QuotaError otherwise).
 func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (MemoryInfo, error) {
 	m := MemoryInfo{Key: key}
-	err := db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&m, db.inTx(ctx, "put memory", func(ctx context.Context, tx *sql.Tx) error {
 		if err := advisoryLock(ctx, tx, quotaMemory, projectID); err != nil {
 			return err
 		}
@@ -56,8 +56,7 @@ func (db *DB) PutMemory(ctx context.Context, projectID, key, content string) (Me
 			return &QuotaError{Quota: "memory_bytes", Limit: maxBytes}
 		}
 		return tx.QueryRowContext(ctx, putMemorySQL, projectID, key, content).Scan(&m.Bytes, &m.UpdatedAt)
-	})
-	return m, err
+	}))
 }
 
 const getMemorySQL = `
@@ -96,20 +95,8 @@ const listMemorySQL = `
 // ListMemory returns up to limit entries (without content) whose key starts
 // with prefix and sorts after the key after, in key order.
 func (db *DB) ListMemory(ctx context.Context, projectID, prefix, after string, limit int) ([]MemoryInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	rows, err := db.sql.QueryContext(ctx, listMemorySQL, projectID, after, prefix, limit)
-	if err != nil {
-		return nil, wrap("list memory", err)
-	}
-	defer rows.Close()
-	out := []MemoryInfo{}
-	for rows.Next() {
-		var m MemoryInfo
-		if err := rows.Scan(&m.Key, &m.Bytes, &m.UpdatedAt); err != nil {
-			return nil, wrap("list memory", err)
-		}
-		out = append(out, m)
-	}
-	return out, wrap("list memory", rows.Err())
+	return queryAll(ctx, db, "list memory", func(row sqlScanner) (m MemoryInfo, err error) {
+		err = row.Scan(&m.Key, &m.Bytes, &m.UpdatedAt)
+		return m, err
+	}, listMemorySQL, projectID, after, prefix, limit)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -52,14 +53,7 @@ type Client struct {
 }
 
 // HasGrantType reports whether the client registered the grant type.
-func (c Client) HasGrantType(g string) bool {
-	for _, v := range c.GrantTypes {
-		if v == g {
-			return true
-		}
-	}
-	return false
-}
+func (c Client) HasGrantType(g string) bool { return slices.Contains(c.GrantTypes, g) }
 
 // clientMetadata is what oauth_clients.metadata holds.
 type clientMetadata struct {
@@ -79,13 +73,9 @@ func (db *DB) RegisterClient(ctx context.Context, name string, redirectURIs, gra
 	if err != nil {
 		return Client{}, err
 	}
-	err = db.inTx(ctx, "register client", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&c, db.inTx(ctx, "register client", func(ctx context.Context, tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, insertClientSQL, name, pq.Array(redirectURIs), meta).Scan(&c.ID, &c.CreatedAt)
-	})
-	if err != nil {
-		return Client{}, err
-	}
-	return c, nil
+	}))
 }
 
 const selectClientSQL = `
@@ -104,46 +94,34 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 	if !IsUUID(id) {
 		return Client{}, ErrNotFound
 	}
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	var c Client
-	var uris stringArray
+	scan := func(row sqlScanner) (Client, error) { return scanClient(row) }
+	return queryOne(ctx, db, "client", scan, selectClientSQL, id)
+}
+
+// scanClient reads the columns id, client_name, redirect_uris, metadata and
+// created_at of oauth_clients, then those of more.
+func scanClient(row sqlScanner, more ...any) (c Client, err error) {
 	var meta []byte
-	err := db.sql.QueryRowContext(ctx, selectClientSQL, id).Scan(&c.ID, &c.Name, &uris, &meta, &c.CreatedAt)
-	if err != nil {
-		return Client{}, wrap("client", err)
+	dests := append([]any{&c.ID, &c.Name, (*stringArray)(&c.RedirectURIs), &meta, &c.CreatedAt}, more...)
+	if err = row.Scan(dests...); err != nil {
+		return c, err
 	}
-	c.RedirectURIs = uris
 	var m clientMetadata
-	if err := json.Unmarshal(meta, &m); err != nil {
-		return Client{}, wrap("client", err)
-	}
+	err = json.Unmarshal(meta, &m)
 	c.GrantTypes = m.GrantTypes
-	return c, nil
+	return c, err
 }
 
 // PrincipalProjects returns the projects a principal is a member of, by name.
 func (db *DB) PrincipalProjects(ctx context.Context, principalID string) ([]Project, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	rows, err := db.sql.QueryContext(ctx, `
+	return queryAll(ctx, db, "principal projects", func(row sqlScanner) (p Project, err error) {
+		err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
+		return p, err
+	}, `
 		SELECT p.id, p.account_id, p.name, p.created_at
 		FROM project_members m JOIN projects p ON p.id = m.project_id
 		WHERE m.principal_id = $1
 		ORDER BY p.name, p.id`, principalID)
-	if err != nil {
-		return nil, wrap("principal projects", err)
-	}
-	defer rows.Close()
-	out := []Project{}
-	for rows.Next() {
-		var p Project
-		if err := rows.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt); err != nil {
-			return nil, wrap("principal projects", err)
-		}
-		out = append(out, p)
-	}
-	return out, wrap("principal projects", rows.Err())
 }
 
 // lockMembership checks that a principal is a member of a project and keeps
@@ -158,8 +136,5 @@ func lockMembership(ctx context.Context, tx *sql.Tx, projectID, principalID stri
 		SELECT p.account_id FROM project_members m JOIN projects p ON p.id = m.project_id
 		WHERE m.project_id = $1 AND m.principal_id = $2
 		FOR SHARE OF m`, projectID, principalID).Scan(&account)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", refused(ErrNotFound, "not a member of that project")
-	}
-	return account, err
+	return account, noRows(err, ErrNotFound, "not a member of that project")
 }

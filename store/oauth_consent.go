@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"time"
 )
@@ -143,14 +142,8 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 		return Answered{}, refused(ErrInvalid, "code hash must be 32 bytes")
 	}
 	var out Answered
-	err := db.inTx(ctx, "approve auth request", func(ctx context.Context, tx *sql.Tx) error {
-		var r AuthRequest
-		var scopes stringArray
-		err := tx.QueryRowContext(ctx, consumeRequestSQL, a.HandleHash, a.Now).Scan(
-			&r.ClientID, &r.RedirectURI, &r.CodeChallenge, &scopes, &r.Resource, &r.State, &r.RedirectURISent)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "authorization request unknown, expired or already answered")
-		}
+	return result(&out, db.inTx(ctx, "approve auth request", func(ctx context.Context, tx *sql.Tx) error {
+		r, err := consumeRequest(ctx, tx, a.HandleHash, a.Now)
 		if err != nil {
 			return err
 		}
@@ -158,7 +151,7 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 			return refused(ErrScopeExceeded, "no scope approved")
 		}
 		for _, s := range a.Scopes {
-			if !slices.Contains(scopes, s) {
+			if !slices.Contains(r.Scopes, s) {
 				return refused(ErrScopeExceeded, "approved a scope that was not requested")
 			}
 		}
@@ -183,38 +176,32 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorPrincipal(a.PrincipalID), Action: "oauth_grant.approve",
 			ProjectID: a.ProjectID, AccountID: account, Target: out.GrantID, Outcome: OutcomeOK,
 			Details: map[string]any{"client_id": r.ClientID, "scopes": a.Scopes, "grant_scopes": []string(grantScopes)}})
-	})
-	if err != nil {
-		return Answered{}, err
-	}
-	return out, nil
+	}))
+}
+
+// consumeRequest runs consumeRequestSQL. An unknown, expired or answered
+// request is a *RefusedError (ErrNotFound).
+func consumeRequest(ctx context.Context, tx *sql.Tx, handleHash []byte, now time.Time) (r AuthRequest, err error) {
+	err = tx.QueryRowContext(ctx, consumeRequestSQL, handleHash, now).Scan(&r.ClientID, &r.RedirectURI,
+		&r.CodeChallenge, (*stringArray)(&r.Scopes), &r.Resource, &r.State, &r.RedirectURISent)
+	return r, noRows(err, ErrNotFound, "authorization request unknown, expired or already answered")
 }
 
 // DenyAuthRequest answers a pending request with a denial and audits it.
 // An unknown, expired or answered request is a *RefusedError (ErrNotFound).
 func (db *DB) DenyAuthRequest(ctx context.Context, handleHash []byte, principalID string, now time.Time) (Answered, error) {
 	var out Answered
-	err := db.inTx(ctx, "deny auth request", func(ctx context.Context, tx *sql.Tx) error {
-		var challenge, resource string
-		var scopes stringArray
-		var sent bool
-		err := tx.QueryRowContext(ctx, consumeRequestSQL, handleHash, now).Scan(
-			&out.ClientID, &out.RedirectURI, &challenge, &scopes, &resource, &out.State, &sent)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "authorization request unknown, expired or already answered")
-		}
+	return result(&out, db.inTx(ctx, "deny auth request", func(ctx context.Context, tx *sql.Tx) error {
+		r, err := consumeRequest(ctx, tx, handleHash, now)
 		if err != nil {
 			return err
 		}
+		out.ClientID, out.RedirectURI, out.State = r.ClientID, r.RedirectURI, r.State
 		u, err := lockPrincipal(ctx, tx, principalID)
 		if err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorPrincipal(principalID), Action: "oauth_consent.deny",
 			AccountID: u.AccountID, Target: out.ClientID, Outcome: "access_denied"})
-	})
-	if err != nil {
-		return Answered{}, err
-	}
-	return out, nil
+	}))
 }

@@ -42,6 +42,10 @@ const selectRefreshSQL = `
 func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 	var out Issued
 	var refusal error
+	refuse := func(msg string) error { // commits what the transaction did
+		refusal = refused(ErrInvalidGrant, "%s", msg)
+		return nil
+	}
 	err := db.inTx(ctx, "rotate refresh", func(ctx context.Context, tx *sql.Tx) error {
 		var id, kind, resource, project string
 		var scopes stringArray
@@ -51,27 +55,22 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 			&resource, &out.FamilyID, &expires, &used, &revoked, &out.ClientID, &project)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			refusal = refused(ErrInvalidGrant, "unknown refresh token")
-			return nil
+			return refuse("unknown refresh token")
 		case err != nil:
 			return err
 		case kind != "refresh":
-			refusal = refused(ErrInvalidGrant, "not a refresh token")
-			return nil
+			return refuse("not a refresh token")
 		case out.ClientID != in.ClientID:
 			// Not a reuse: the family is left alone, because a client that
 			// merely names a token it does not own proves nothing about it.
-			refusal = refused(ErrInvalidGrant, "refresh token issued to another client")
-			return nil
+			return refuse("refresh token issued to another client")
 		case used:
-			refusal = refused(ErrInvalidGrant, "refresh token reused: family revoked")
+			refuse("refresh token reused: family revoked")
 			return revokeFamilyForReuse(ctx, tx, id, out.FamilyID, out.ClientID, project, in.Now)
 		case revoked:
-			refusal = refused(ErrInvalidGrant, "refresh token revoked")
-			return nil
+			return refuse("refresh token revoked")
 		case !in.Now.Before(expires):
-			refusal = refused(ErrInvalidGrant, "refresh token expired")
-			return nil
+			return refuse("refresh token expired")
 		}
 		accessScopes := []string(scopes)
 		if in.Scopes != nil {
@@ -86,8 +85,7 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		var grantScopes stringArray
 		err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
 		if errors.Is(err, sql.ErrNoRows) {
-			refusal = refused(ErrInvalidGrant, "grant revoked or principal no longer a member")
-			return nil
+			return refuse("grant revoked or principal no longer a member")
 		}
 		if err != nil {
 			return err
@@ -100,31 +98,20 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		out.Scopes = intersect(accessScopes, grantScopes)
 		return issue(ctx, tx, &out, "", resource, out.Scopes, intersect(scopes, grantScopes), in.Now, expires, in.Tokens)
 	})
-	if err != nil {
-		return Issued{}, err
+	if err == nil {
+		err = refusal
 	}
-	if refusal != nil {
-		return Issued{}, refusal
-	}
-	return out, nil
+	return result(&out, err)
 }
 
 func revokeFamilyForReuse(ctx context.Context, tx *sql.Tx, tokenID, family, client, project string, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = $2
+	n, err := execCount(ctx, tx, `UPDATE oauth_tokens SET revoked_at = $2
 		WHERE family_id = $1::uuid AND revoked_at IS NULL`, family, now)
 	if err != nil {
 		return err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	account, err := projectAccount(ctx, tx, project)
-	if err != nil {
-		return err
-	}
-	return insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_refresh.reuse",
-		ProjectID: project, AccountID: account, Target: tokenID, Outcome: "invalid_grant",
+	return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_refresh.reuse",
+		ProjectID: project, Target: tokenID, Outcome: "invalid_grant",
 		Details: map[string]any{"family_id": family, "tokens_revoked": n}})
 }
 
@@ -155,22 +142,14 @@ func (db *DB) RevokeClientToken(ctx context.Context, tokenHash []byte, clientID 
 		if kind == "refresh" {
 			q, arg = `UPDATE oauth_tokens SET revoked_at = $2 WHERE family_id = $1::uuid AND revoked_at IS NULL`, family
 		}
-		res, err := tx.ExecContext(ctx, q, arg, now)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		account, err := projectAccount(ctx, tx, project)
+		n, err := execCount(ctx, tx, q, arg, now)
 		if err != nil {
 			return err
 		}
 		done = true
-		return insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_token.revoke",
-			ProjectID: project, AccountID: account, Target: id, Outcome: OutcomeOK,
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_token.revoke",
+			ProjectID: project, Target: id, Outcome: OutcomeOK,
 			Details: map[string]any{"kind": kind, "family_id": family, "tokens_revoked": n}})
 	})
-	return done, err
+	return result(&done, err)
 }

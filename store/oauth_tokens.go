@@ -63,13 +63,23 @@ type CodeRedemption struct {
 	Tokens NewTokens
 }
 
+// codeColumns are the columns scanCode reads.
+const codeColumns = `id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at,
+	redirect_uri_sent`
+
 // consumeCodeSQL takes a code. The WHERE clause makes it single-use under
 // concurrency: a second UPDATE waits for the first to commit, then finds
 // used_at set and matches nothing.
 const consumeCodeSQL = `
 	UPDATE oauth_codes SET used_at = $2
 	WHERE code_hash = $1 AND used_at IS NULL
-	RETURNING id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at, redirect_uri_sent`
+	RETURNING ` + codeColumns
+
+func scanCode(row sqlScanner) (c CodeGrant, err error) {
+	err = row.Scan(&c.ID, &c.ClientID, &c.GrantID, &c.RedirectURI, &c.CodeChallenge, (*stringArray)(&c.Scopes),
+		&c.Resource, &c.ExpiresAt, &c.RedirectURISent)
+	return c, err
+}
 
 // activeGrantSQL returns a grant's principal and project if the grant is
 // not revoked, its principal is not disabled and is still a member of its
@@ -95,11 +105,12 @@ const insertTokenSQL = `
 func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error) {
 	var out Issued
 	var refusal error
+	refuse := func(msg string) error { // commits what the transaction did
+		refusal = refused(ErrInvalidGrant, "%s", msg)
+		return nil
+	}
 	err := db.inTx(ctx, "redeem code", func(ctx context.Context, tx *sql.Tx) error {
-		var c CodeGrant
-		var scopes stringArray
-		err := tx.QueryRowContext(ctx, consumeCodeSQL, in.CodeHash, in.Now).Scan(&c.ID, &c.ClientID, &c.GrantID,
-			&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt, &c.RedirectURISent)
+		c, err := scanCode(tx.QueryRowContext(ctx, consumeCodeSQL, in.CodeHash, in.Now))
 		if errors.Is(err, sql.ErrNoRows) {
 			refusal, err = codeNotRedeemable(ctx, tx, in)
 			return err
@@ -107,16 +118,13 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 		if err != nil {
 			return err
 		}
-		c.Scopes = scopes
 		// From here on the code is consumed whatever happens; a refusal
 		// commits that.
 		switch {
 		case c.ClientID != in.ClientID:
-			refusal = refused(ErrInvalidGrant, "code issued to another client")
-			return nil
+			return refuse("code issued to another client")
 		case !in.Now.Before(c.ExpiresAt):
-			refusal = refused(ErrInvalidGrant, "code expired")
-			return nil
+			return refuse("code expired")
 		}
 		if in.Check != nil {
 			if refusal = in.Check(c); refusal != nil {
@@ -126,8 +134,7 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 		var grantScopes stringArray
 		err = tx.QueryRowContext(ctx, activeGrantSQL, c.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
 		if errors.Is(err, sql.ErrNoRows) {
-			refusal = refused(ErrInvalidGrant, "grant revoked or principal no longer a member")
-			return nil
+			return refuse("grant revoked or principal no longer a member")
 		}
 		if err != nil {
 			return err
@@ -142,13 +149,10 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 		}
 		return boundFamilies(ctx, tx, &out, in.Now)
 	})
-	if err != nil {
-		return Issued{}, err
+	if err == nil {
+		err = refusal
 	}
-	if refusal != nil {
-		return Issued{}, refusal
-	}
-	return out, nil
+	return result(&out, err)
 }
 
 // codeNotRedeemable explains why consumeCodeSQL matched nothing. A code that
@@ -160,32 +164,23 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 // §7.5.2), so knowing a used code alone cannot end a session. The code row
 // is locked first, so concurrent replays queue instead of deadlocking.
 func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refusal, err error) {
-	var c CodeGrant
-	var scopes stringArray
-	err = tx.QueryRowContext(ctx, `SELECT id, client_id, grant_id, redirect_uri, code_challenge, scopes, resource, expires_at,
-		redirect_uri_sent
-		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash).Scan(&c.ID, &c.ClientID, &c.GrantID,
-		&c.RedirectURI, &c.CodeChallenge, &scopes, &c.Resource, &c.ExpiresAt, &c.RedirectURISent)
+	c, err := scanCode(tx.QueryRowContext(ctx, `SELECT `+codeColumns+`
+		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return refused(ErrInvalidGrant, "unknown code"), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Scopes = scopes
 	if c.ClientID != in.ClientID {
 		return refused(ErrInvalidGrant, "used code presented by another client"), nil
 	}
 	if in.Check != nil && in.Check(c) != nil {
 		return refused(ErrInvalidGrant, "used code presented with invalid parameters"), nil
 	}
-	res, err := tx.ExecContext(ctx, `
+	n, err := execCount(ctx, tx, `
 		UPDATE oauth_tokens SET revoked_at = $2
 		WHERE family_id IN (SELECT family_id FROM oauth_tokens WHERE code_id = $1) AND revoked_at IS NULL`, c.ID, in.Now)
-	if err != nil {
-		return nil, err
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return nil, err
 	}

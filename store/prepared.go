@@ -60,11 +60,12 @@ func (p *preparedStmts) close() {
 	p.stmts = nil
 }
 
-// queryRow runs a prepared query that returns one row.
-func (db *DB) queryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
+// queryRow runs a prepared query that returns one row. A failed preparation
+// is the error of the row's Scan.
+func (db *DB) queryRow(ctx context.Context, query string, args ...any) sqlScanner {
 	st, err := db.prepared.stmt(ctx, db.sql, query)
 	if err != nil {
-		return nil, err
+		return errRow{err}
 	}
-	return st.QueryRowContext(ctx, args...), nil
+	return st.QueryRowContext(ctx, args...)
 }

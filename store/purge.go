@@ -63,26 +63,31 @@ var purges = []struct {
 func (db *DB) PurgeExpired(ctx context.Context, before time.Time) (PurgeCounts, error) {
 	var c PurgeCounts
 	for _, p := range purges {
-		for {
-			n, err := db.purgeOnce(ctx, p.sql, before)
-			*p.count(&c) += n
-			if err != nil {
-				return c, wrap("purge "+p.table, err)
-			}
-			if n < purgeBatch {
-				break
-			}
+		n, err := db.purgeAll(ctx, p.sql, before)
+		*p.count(&c) += n
+		if err != nil {
+			return c, wrap("purge "+p.table, err)
 		}
 	}
 	return c, nil
 }
 
+// purgeAll runs the purge statement q, each batch under its own deadline,
+// until a batch deletes fewer than purgeBatch rows, and returns how many
+// rows it deleted, also on an error.
+func (db *DB) purgeAll(ctx context.Context, q string, before time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := db.purgeOnce(ctx, q, before)
+		total += n
+		if err != nil || n < purgeBatch {
+			return total, err
+		}
+	}
+}
+
 func (db *DB) purgeOnce(ctx context.Context, q string, before time.Time) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	res, err := db.sql.ExecContext(ctx, q, before, purgeBatch)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return execCount(ctx, db.sql, q, before, purgeBatch)
 }

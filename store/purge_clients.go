@@ -30,15 +30,6 @@ const purgeClientsSQL = `
 // registered before before that were never authorized, and returns how many
 // it deleted. On an error it returns what it had deleted so far.
 func (db *DB) PurgeUnusedClients(ctx context.Context, before time.Time) (int64, error) {
-	var total int64
-	for {
-		n, err := db.purgeOnce(ctx, purgeClientsSQL, before)
-		total += n
-		if err != nil {
-			return total, wrap("purge unused clients", err)
-		}
-		if n < purgeBatch {
-			return total, nil
-		}
-	}
+	n, err := db.purgeAll(ctx, purgeClientsSQL, before)
+	return n, wrap("purge unused clients", err)
 }

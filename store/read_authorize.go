@@ -131,7 +131,6 @@ func (db *DB) AuthorizeRead(ctx context.Context, tokenHash []byte, now time.Time
 	defer cancel()
 	var a Auth
 	var r ReadAuthorization
-	var scopes stringArray
 	details := map[string]any{"start_byte": in.StartByte}
 	var cur ReadCursor
 	if in.Cursor != nil {
@@ -142,18 +141,13 @@ func (db *DB) AuthorizeRead(ctx context.Context, tokenHash []byte, now time.Time
 	if err != nil {
 		return Auth{}, ReadAuthorization{}, wrap("authorize read", err)
 	}
-	dests := append([]any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,
-		&scopes, &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly, &r.Found}, sourceDests(&r.Source)...)
+	dests := append(append(authDests(&a), &r.Found), sourceDests(&r.Source)...)
 	dests = append(dests, &r.Outcome, &r.AuditID)
-	row, err := db.queryRow(ctx, authorizeReadSQL, tokenHash, now, in.SourceID, resource, in.Refusal,
-		cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0))
-	if err == nil {
-		err = row.Scan(dests...)
-	}
+	err = db.queryRow(ctx, authorizeReadSQL, tokenHash, now, in.SourceID, resource, in.Refusal,
+		cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0)).Scan(dests...)
 	if err != nil {
 		return Auth{}, ReadAuthorization{}, wrap("authorize read", err)
 	}
-	a.Scopes = scopes
 	if !r.Found {
 		r.Source = DocumentSource{}
 	}

@@ -42,7 +42,7 @@ const activeRepositorySQL = `
 // *RefusedError.
 func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository, error) {
 	var r Repository
-	err := db.inTx(ctx, "link repository", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&r, db.inTx(ctx, "link repository", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, in.ProjectID)
 		if err != nil {
 			return err
@@ -70,11 +70,7 @@ func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository,
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "repository.link",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: r.ID, Outcome: OutcomeOK, Details: details})
-	})
-	if err != nil {
-		return Repository{}, err
-	}
-	return r, nil
+	}))
 }
 
 const unlinkRepositorySQL = `
@@ -87,26 +83,20 @@ const unlinkRepositorySQL = `
 // it. An unknown project, or a repository that is not linked, is a *RefusedError.
 func (db *DB) UnlinkRepository(ctx context.Context, projectID, owner, repository string) (Repository, error) {
 	var r Repository
-	err := db.inTx(ctx, "unlink repository", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&r, db.inTx(ctx, "unlink repository", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, projectID)
 		if err != nil {
 			return err
 		}
 		r, err = scanRepository(tx.QueryRowContext(ctx, unlinkRepositorySQL, projectID, owner, repository))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "repository %s/%s is not linked to project %s", owner, repository, projectID)
-		}
 		if err != nil {
-			return err
+			return noRows(err, ErrNotFound, "repository %s/%s is not linked to project %s",
+				owner, repository, projectID)
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "repository.unlink",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: r.ID, Outcome: OutcomeOK,
 			Details: map[string]any{"github_owner": r.GitHubOwner, "github_repository": r.GitHubRepository}})
-	})
-	if err != nil {
-		return Repository{}, err
-	}
-	return r, nil
+	}))
 }
 
 const listRepositoriesSQL = `
@@ -117,38 +107,12 @@ const listRepositoriesSQL = `
 // ListRepositories returns every repository link of a project, revoked ones
 // included, oldest first. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) ListRepositories(ctx context.Context, projectID string) ([]Repository, error) {
-	var out []Repository
-	err := db.inTx(ctx, "list repositories", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, listRepositoriesSQL, projectID)
-		if err != nil {
-			return err
-		}
-		out, err = collect(rows, scanRepository)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return listIn(ctx, db, "list repositories", inProject(projectID), scanRepository,
+		listRepositoriesSQL, projectID)
 }
 
-func scanRepository(s sqlScanner) (Repository, error) {
-	var r Repository
-	var repoID sql.NullInt64
-	var revoked sql.NullTime
-	err := s.Scan(&r.ID, &r.ProjectID, &r.GitHubOwner, &r.GitHubRepository,
-		&r.GitHubInstallationID, &repoID, &r.CreatedAt, &revoked)
-	if err != nil {
-		return Repository{}, err
-	}
-	if repoID.Valid {
-		r.GitHubRepositoryID = &repoID.Int64
-	}
-	if revoked.Valid {
-		r.RevokedAt = &revoked.Time
-	}
-	return r, nil
+func scanRepository(s sqlScanner) (r Repository, err error) {
+	err = s.Scan(&r.ID, &r.ProjectID, &r.GitHubOwner, &r.GitHubRepository,
+		&r.GitHubInstallationID, &r.GitHubRepositoryID, &r.CreatedAt, &r.RevokedAt)
+	return r, err
 }

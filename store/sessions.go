@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 )
 
@@ -49,28 +48,21 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 		return Session{}, refused(ErrInvalid, "hashes must be 32 bytes")
 	}
 	var s Session
-	err := db.inTx(ctx, "redeem signin link", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.inTx(ctx, "redeem signin link", func(ctx context.Context, tx *sql.Tx) error {
 		// The principal is locked before the link, the order DisablePrincipal
 		// takes them in, so a sign-in racing a disable waits instead of
 		// deadlocking, then sees the principal disabled and the link revoked.
 		var principalID, linkID string
 		err := tx.QueryRowContext(ctx, `SELECT principal_id FROM signin_links WHERE token_hash = $1`, linkHash).Scan(&principalID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "sign-in link unknown, used or expired")
-		}
 		if err != nil {
-			return err
+			return noRows(err, ErrNotFound, "sign-in link unknown, used or expired")
 		}
 		u, err := lockEnabledPrincipal(ctx, tx, principalID, ErrNotFound)
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRowContext(ctx, redeemLinkSQL, linkHash).Scan(&linkID, &s.PrincipalID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "sign-in link unknown, used or expired")
-		}
-		if err != nil {
-			return err
+		if err := tx.QueryRowContext(ctx, redeemLinkSQL, linkHash).Scan(&linkID, &s.PrincipalID); err != nil {
+			return noRows(err, ErrNotFound, "sign-in link unknown, used or expired")
 		}
 		s.PrincipalName, s.AccountID = u.Name, u.AccountID
 		if oldSessionHash != nil {
@@ -86,11 +78,7 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorPrincipal(s.PrincipalID), Action: "signin_link.redeem",
 			AccountID: u.AccountID, Target: linkID, Outcome: OutcomeOK,
 			Details: map[string]any{"session_id": s.ID}})
-	})
-	if err != nil {
-		return Session{}, err
-	}
-	return s, nil
+	}))
 }
 
 const selectSessionSQL = `
@@ -101,13 +89,8 @@ const selectSessionSQL = `
 // Session returns the live session whose secret hashes to sessionHash, or
 // ErrNotFound (also when its principal is disabled).
 func (db *DB) Session(ctx context.Context, sessionHash []byte) (Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	var s Session
-	err := db.sql.QueryRowContext(ctx, selectSessionSQL, sessionHash).Scan(
-		&s.ID, &s.PrincipalID, &s.PrincipalName, &s.AccountID, &s.ExpiresAt)
-	if err != nil {
-		return Session{}, wrap("session", err)
-	}
-	return s, nil
+	return queryOne(ctx, db, "session", func(row sqlScanner) (s Session, err error) {
+		err = row.Scan(&s.ID, &s.PrincipalID, &s.PrincipalName, &s.AccountID, &s.ExpiresAt)
+		return s, err
+	}, selectSessionSQL, sessionHash)
 }

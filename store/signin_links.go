@@ -40,7 +40,7 @@ func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHas
 		return SigninLink{}, refused(ErrInvalid, "sign-in link lifetime must be positive")
 	}
 	var l SigninLink
-	err := db.inTx(ctx, "create signin link", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&l, db.inTx(ctx, "create signin link", func(ctx context.Context, tx *sql.Tx) error {
 		u, err := lockEnabledPrincipal(ctx, tx, principalID, ErrConflict)
 		if err != nil {
 			return err
@@ -52,9 +52,5 @@ func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHas
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "signin_link.create",
 			AccountID: u.AccountID, Target: l.ID, Outcome: OutcomeOK,
 			Details: map[string]any{"principal_id": u.ID, "expires_at": l.ExpiresAt}})
-	})
-	if err != nil {
-		return SigninLink{}, err
-	}
-	return l, nil
+	}))
 }

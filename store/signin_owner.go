@@ -21,12 +21,8 @@ const selectSigninLinkOwnerSQL = `
 // hashes to linkHash, or ErrNotFound for an unknown, used or expired link.
 // It changes nothing.
 func (db *DB) SigninLinkOwner(ctx context.Context, linkHash []byte) (SigninLinkOwner, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	var o SigninLinkOwner
-	err := db.sql.QueryRowContext(ctx, selectSigninLinkOwnerSQL, linkHash).Scan(&o.PrincipalID, &o.PrincipalName, &o.AccountName)
-	if err != nil {
-		return SigninLinkOwner{}, wrap("signin link owner", err)
-	}
-	return o, nil
+	return queryOne(ctx, db, "signin link owner", func(row sqlScanner) (o SigninLinkOwner, err error) {
+		err = row.Scan(&o.PrincipalID, &o.PrincipalName, &o.AccountName)
+		return o, err
+	}, selectSigninLinkOwnerSQL, linkHash)
 }

@@ -26,12 +26,6 @@ type NewDocumentSource struct {
 	FragmentLimit    int
 }
 
-const documentSourceSelect = `
-	SELECT s.id, s.project_id, s.repository_id, r.github_owner, r.github_repository,
-	       r.github_installation_id, r.github_repository_id, s.role, s.path, s.commit_sha,
-	       s.tracking_ref, s.profile, s.fragment_limit, s.created_at, s.revoked_at, r.revoked_at
-	FROM document_sources s JOIN repositories r ON r.id = s.repository_id`
-
 const insertDocumentSourceSQL = `
 	INSERT INTO document_sources (project_id, repository_id, role, path, commit_sha,
 		tracking_ref, profile, fragment_limit)
@@ -56,7 +50,7 @@ const duplicateSourceSQL = `
 // existing source, so the administrator can keep it or revoke it first.
 func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (DocumentSource, error) {
 	var s DocumentSource
-	err := db.inTx(ctx, "add document source", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.inTx(ctx, "add document source", func(ctx context.Context, tx *sql.Tx) error {
 		p, err := lockProject(ctx, tx, in.ProjectID)
 		if err != nil {
 			return err
@@ -65,13 +59,10 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		// is never added to a link that is being revoked.
 		repo, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL,
 			in.ProjectID, in.GitHubOwner, in.GitHubRepository))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refused(ErrNotFound, "repository %s/%s is not linked to project %s: link it first with "+
+		if err != nil {
+			return noRows(err, ErrNotFound, "repository %s/%s is not linked to project %s: link it first with "+
 				"heyaira-admin link-repository --project-id %s --github-owner %s --github-repository %s --github-installation-id I",
 				in.GitHubOwner, in.GitHubRepository, in.ProjectID, in.ProjectID, in.GitHubOwner, in.GitHubRepository)
-		}
-		if err != nil {
-			return err
 		}
 		var id string
 		err = tx.QueryRowContext(ctx, duplicateSourceSQL, repo.ID, in.Role, in.Path,
@@ -94,11 +85,7 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "document_source.add",
 			ProjectID: p.ID, AccountID: p.AccountID, Target: s.ID, Outcome: OutcomeOK,
 			Details: sourceDetails(s.RepositoryID, s.Role, s.Path, s.CommitSHA, s.TrackingRef, s.Profile, s.FragmentLimit)})
-	})
-	if err != nil {
-		return DocumentSource{}, err
-	}
-	return s, nil
+	}))
 }
 
 // pin names a source's commit or tracked branch in a message.
@@ -118,85 +105,38 @@ const revokeDocumentSourceSQL = `
 // already revoked source is a *RefusedError.
 func (db *DB) RevokeDocumentSource(ctx context.Context, sourceID string) (DocumentSource, error) {
 	var s DocumentSource
-	err := db.inTx(ctx, "revoke document source", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.inTx(ctx, "revoke document source", func(ctx context.Context, tx *sql.Tx) error {
 		var id string
-		err := tx.QueryRowContext(ctx, revokeDocumentSourceSQL, sourceID).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return sourceMissingOrRevoked(ctx, tx, `SELECT revoked_at IS NOT NULL FROM document_sources WHERE id = $1`,
-				"document source", sourceID)
+		if err := tx.QueryRowContext(ctx, revokeDocumentSourceSQL, sourceID).Scan(&id); err != nil {
+			return missingOrRevoked(ctx, tx, err, "document_sources", "document source", sourceID)
 		}
-		if err != nil {
-			return err
-		}
+		var err error
 		if s, err = scanDocumentSource(tx.QueryRowContext(ctx, documentSourceSelect+` WHERE s.id = $1`, id)); err != nil {
 			return err
 		}
-		account, err := projectAccount(ctx, tx, s.ProjectID)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "document_source.revoke",
-			ProjectID: s.ProjectID, AccountID: account, Target: s.ID, Outcome: OutcomeOK})
-	})
-	if err != nil {
-		return DocumentSource{}, err
-	}
-	return s, nil
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "document_source.revoke",
+			ProjectID: s.ProjectID, Target: s.ID, Outcome: OutcomeOK})
+	}))
 }
 
 // ListDocumentSources returns every document source of a project, revoked ones
 // and those of unlinked repositories included, oldest first. An unknown project
 // is a *RefusedError (ErrNotFound).
 func (db *DB) ListDocumentSources(ctx context.Context, projectID string) ([]DocumentSource, error) {
-	var out []DocumentSource
-	err := db.inTx(ctx, "list document sources", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, documentSourceSelect+` WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, projectID)
-		if err != nil {
-			return err
-		}
-		out, err = collect(rows, scanDocumentSource)
+	return listIn(ctx, db, "list document sources", inProject(projectID), scanDocumentSource,
+		documentSourceSelect+` WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, projectID)
+}
+
+// missingOrRevoked explains why a revoke of the row id of table matched no
+// row (err is sql.ErrNoRows); any other err is returned as it is.
+func missingOrRevoked(ctx context.Context, tx *sql.Tx, err error, table, what, id string) error {
+	if !errors.Is(err, sql.ErrNoRows) {
 		return err
-	})
-	if err != nil {
-		return nil, err
 	}
-	return out, nil
-}
-
-func scanDocumentSource(sc sqlScanner) (DocumentSource, error) {
-	var s DocumentSource
-	var repoID sql.NullInt64
-	var commit, tracking, profile sql.NullString
-	var revoked, repoRevoked sql.NullTime
-	err := sc.Scan(&s.ID, &s.ProjectID, &s.RepositoryID, &s.GitHubOwner, &s.GitHubRepository,
-		&s.GitHubInstallationID, &repoID, &s.Role, &s.Path, &commit, &tracking, &profile,
-		&s.FragmentLimit, &s.CreatedAt, &revoked, &repoRevoked)
-	if err != nil {
-		return DocumentSource{}, err
-	}
-	if repoID.Valid {
-		s.GitHubRepositoryID = &repoID.Int64
-	}
-	s.CommitSHA = nullableString(commit)
-	s.TrackingRef = nullableString(tracking)
-	s.Profile = nullableString(profile)
-	if revoked.Valid {
-		s.RevokedAt = &revoked.Time
-	}
-	if repoRevoked.Valid {
-		s.RepositoryRevokedAt = &repoRevoked.Time
-	}
-	return s, nil
-}
-
-// sourceMissingOrRevoked explains why a revoke matched no row. query selects
-// whether the row with id $1 is revoked.
-func sourceMissingOrRevoked(ctx context.Context, tx *sql.Tx, query, what, id string) error {
 	var revoked bool
-	err := tx.QueryRowContext(ctx, query, id).Scan(&revoked)
+	// table is one of our constants, never input.
+	err = tx.QueryRowContext(ctx, `SELECT revoked_at IS NOT NULL FROM `+table+` WHERE id = $1`,
+		id).Scan(&revoked)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return refused(ErrNotFound, "%s %s not found", what, id)
@@ -230,11 +170,4 @@ func sourceDetails(repositoryID, role, path string, commit, tracking, profile *s
 		d["fragment_limit"] = limit
 	}
 	return d
-}
-
-func nullableString(n sql.NullString) *string {
-	if !n.Valid {
-		return nil
-	}
-	return &n.String
 }

@@ -102,23 +102,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Migrate applies schema, which must be idempotent, in a single transaction.
 func (db *DB) Migrate(ctx context.Context, schema string) error {
-	const migrateTimeout = 60 * time.Second
-	ctx, cancel := context.WithTimeout(ctx, migrateTimeout)
-	defer cancel()
 	// The schema is one long statement: let its answer take as long as the
 	// migration may (migrations run alone, from the admin CLI).
-	db.dialer.timeout.Store(int64(migrateTimeout))
-	defer db.dialer.timeout.Store(int64(ioTimeout))
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return wrap("migrate", err)
-	}
-	defer tx.Rollback()
-	// No arguments: lib/pq uses the simple protocol, so the multi-statement file runs as one.
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return wrap("migrate", err)
-	}
-	return wrap("migrate", tx.Commit())
+	return db.longTx(ctx, "migrate", 60*time.Second, nil, func(ctx context.Context, tx *sql.Tx) error {
+		// No arguments: lib/pq uses the simple protocol, so the multi-statement file runs as one.
+		_, err := tx.ExecContext(ctx, schema)
+		return err
+	})
 }
 
 // CheckSchema returns ErrSchemaMissing unless schema.sql has been applied.
@@ -140,6 +130,16 @@ func (db *DB) CheckSchema(ctx context.Context) error {
 // inTx runs fn in a transaction under the query deadline and commits if fn succeeds.
 func (db *DB) inTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return db.txWith(ctx, op, QueryTimeout, nil, fn)
+}
+
+// longTx is inTx with a timeout and transaction options of the caller's, for
+// the statements that the admin CLI runs alone: timeout also bounds each wait
+// on the connection (ioTimeout) meanwhile.
+func (db *DB) longTx(ctx context.Context, op string, timeout time.Duration, opts *sql.TxOptions,
+	fn func(ctx context.Context, tx *sql.Tx) error) error {
+	db.dialer.timeout.Store(int64(timeout))
+	defer db.dialer.timeout.Store(int64(ioTimeout))
+	return db.txWith(ctx, op, timeout, opts, fn)
 }
 
 // txWith is inTx with a timeout and transaction options of the caller's.

@@ -34,25 +34,21 @@ const createTaskSQL = `
 // *QuotaError otherwise).
 func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
 	var t Task
-	err := db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&t, db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRows(ctx, tx, quotaTasks, "tasks", projectID, DefaultLimits.Tasks); err != nil {
 			return err
 		}
 		var err error
 		t, err = scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
 		return err
-	})
-	return t, err
+	}))
 }
 
 const getTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1 AND project_id = $2`
 
 // GetTask returns a task of the project, or ErrNotFound.
 func (db *DB) GetTask(ctx context.Context, projectID, taskID string) (Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	t, err := scanTask(db.sql.QueryRowContext(ctx, getTaskSQL, taskID, projectID))
-	return t, wrap("get task", err)
+	return queryOne(ctx, db, "get task", scanTask, getTaskSQL, taskID, projectID)
 }
 
 // TaskUpdate holds the fields to change; nil fields stay as they are.
@@ -68,10 +64,8 @@ const updateTaskSQL = `
 
 // UpdateTask changes a task of the project, or returns ErrNotFound.
 func (db *DB) UpdateTask(ctx context.Context, projectID, taskID string, u TaskUpdate) (Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	t, err := scanTask(db.sql.QueryRowContext(ctx, updateTaskSQL, taskID, projectID, u.Title, u.Body, u.Status))
-	return t, wrap("update task", err)
+	return queryOne(ctx, db, "update task", scanTask, updateTaskSQL,
+		taskID, projectID, u.Title, u.Body, u.Status)
 }
 
 const listTasksSQL = `
@@ -82,15 +76,8 @@ const listTasksSQL = `
 // ListTasks returns up to limit tasks of the project with id after the given
 // one (the zero UUID for the first page), optionally with one status.
 func (db *DB) ListTasks(ctx context.Context, projectID, status, afterID string, limit int) ([]Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
 	if afterID == "" {
 		afterID = "00000000-0000-0000-0000-000000000000"
 	}
-	rows, err := db.sql.QueryContext(ctx, listTasksSQL, projectID, afterID, status, limit)
-	if err != nil {
-		return nil, wrap("list tasks", err)
-	}
-	out, err := collect(rows, scanTask)
-	return out, wrap("list tasks", err)
+	return queryAll(ctx, db, "list tasks", scanTask, listTasksSQL, projectID, afterID, status, limit)
 }

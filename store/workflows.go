@@ -33,12 +33,6 @@ type DispatchConfig struct {
 	Instructions []DocumentSource `json:"instructions"`
 }
 
-// querier is what both *sql.DB and *sql.Tx offer.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // dispatchAccountSourceSQL selects the account source of one layer for a
 // project's account. When an account has several active sources for a layer,
 // the newest wins: an administrator replaces a source by adding the new one
@@ -64,12 +58,11 @@ const dispatchInstructionsSQL = documentSourceSelect + `
 // the project's account, never from the project's own repositories.
 func (db *DB) DispatchConfig(ctx context.Context, projectID, profile, mode string) (DispatchConfig, error) {
 	var c DispatchConfig
-	err := db.inTx(ctx, "dispatch config", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&c, db.inTx(ctx, "dispatch config", func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		c, err = loadDispatchConfig(ctx, tx, projectID, profile, mode, "")
 		return err
-	})
-	return c, err
+	}))
 }
 
 // loadDispatchConfig reads the configuration; lock is "" or a locking clause
@@ -93,11 +86,8 @@ func loadDispatchConfig(ctx context.Context, q querier, projectID, profile, mode
 	if lock != "" {
 		instrSQL += ` FOR SHARE OF s, r`
 	}
-	rows, err := q.QueryContext(ctx, instrSQL, projectID, profile)
-	if err != nil {
-		return c, err
-	}
-	c.Instructions, err = collect(rows, scanDocumentSource)
+	var err error
+	c.Instructions, err = all(ctx, q, scanDocumentSource, instrSQL, projectID, profile)
 	return c, err
 }
 
@@ -146,12 +136,11 @@ const insertWorkflowSQL = `
 // transaction. A change is ErrConfigChanged and nothing is stored.
 func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, error) {
 	var out Workflow
-	op := "create workflow"
 	action := "workflow.dispatch"
 	if w.ParentID != "" {
 		action = "workflow.correct"
 	}
-	err := db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.inTx(ctx, "create workflow", func(ctx context.Context, tx *sql.Tx) error {
 		if err := recheckConfig(ctx, tx, w); err != nil {
 			return err
 		}
@@ -164,17 +153,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 		if err != nil {
 			return err
 		}
-		account, err := projectAccount(ctx, tx, w.ProjectID)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, AuditEvent{Actor: w.CreatedBy, Action: action, ProjectID: w.ProjectID,
-			AccountID: account, Target: out.ID, Outcome: OutcomeOK, Details: w.AuditDetails})
-	})
-	if err != nil {
-		return Workflow{}, err
-	}
-	return out, nil
+		return insertProjectAudit(ctx, tx, AuditEvent{Actor: w.CreatedBy, Action: action, ProjectID: w.ProjectID,
+			Target: out.ID, Outcome: OutcomeOK, Details: w.AuditDetails})
+	}))
 }
 
 // recheckConfig is CreateWorkflow's check, under FOR SHARE locks.
@@ -265,21 +246,11 @@ const getWorkflowSQL = `SELECT ` + workflowColumns + ` FROM workflows WHERE id =
 // GetWorkflow returns a workflow of the project. A workflow of another
 // project is ErrNotFound, exactly like one that does not exist.
 func (db *DB) GetWorkflow(ctx context.Context, projectID, workflowID string) (Workflow, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	w, err := scanWorkflow(db.sql.QueryRowContext(ctx, getWorkflowSQL, workflowID, projectID))
-	return w, wrap("get workflow", err)
+	return queryOne(ctx, db, "get workflow", scanWorkflow, getWorkflowSQL, workflowID, projectID)
 }
 
-func scanWorkflow(row sqlScanner) (Workflow, error) {
-	var w Workflow
-	var parent sql.NullString
-	var contract []byte
-	err := row.Scan(&w.ID, &w.ProjectID, &w.TaskID, &w.Profile, &w.Mode, &parent, &contract, &w.CreatedBy, &w.CreatedAt)
-	if err != nil {
-		return Workflow{}, err
-	}
-	w.ParentID = nullableString(parent)
-	w.Contract = contract
-	return w, nil
+func scanWorkflow(row sqlScanner) (w Workflow, err error) {
+	err = row.Scan(&w.ID, &w.ProjectID, &w.TaskID, &w.Profile, &w.Mode, &w.ParentID, (*[]byte)(&w.Contract),
+		&w.CreatedBy, &w.CreatedAt)
+	return w, err
 }
