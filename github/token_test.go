@@ -284,7 +284,16 @@ func TestMintFaults(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			wantCount(t, srv, githubtest.RouteMint, 2)
+			if tt.timeout == 0 {
+				wantCount(t, srv, githubtest.RouteMint, 2)
+				return
+			}
+			// With the short deadline the stall needs, a good mint can
+			// miss it too on a loaded machine, and is tried again: what
+			// is pinned is that a failed mint is not kept.
+			if n := srv.Count(githubtest.RouteMint); n < 2 {
+				t.Errorf("%d mints, want the failed one and at least one more", n)
+			}
 		})
 	}
 }

@@ -314,10 +314,14 @@ func TestTP07RollingRestartThroughNginx(t *testing.T) {
 		}
 		restarted <- nil
 	}()
-	loadgen.OpenLoop(ctx, 40, soak.Scaled(10*time.Second, 30*time.Second), 0, load.fire)
+	// At most 32 requests in flight, below nginx's 64 connections per
+	// address: on a slow machine answers take longer, and the driver must
+	// not trip the proxy's flood guard, which is not what this row tests.
+	skipped := loadgen.OpenLoop(ctx, 40, soak.Scaled(10*time.Second, 30*time.Second), 32, load.fire)
 	if err := <-restarted; err != nil {
 		t.Fatalf("rolling restart: %v", err)
 	}
+	t.Logf("TP-07: %d requests not started, 32 were in flight", len(skipped))
 	outs := load.rec.all()
 	nginxLog, _ := os.ReadFile(tp.nginxLog)
 	resets := acceptQueueResets(string(nginxLog))
