@@ -94,7 +94,7 @@ var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputRespons
 type toolCall struct {
 	t      *tool
 	args   any   // the decoded arguments (toolArgs.decode)
-	argErr error // why they could not be decoded: answered after the scope check
+	argErr error // why they could not be decoded or were refused: answered after the scope check
 }
 
 // readPlan is the document read the call asks for (read_plan.go), or nil
@@ -134,6 +134,9 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
 	}
 	args, err := t.decode(p.Arguments)
+	if err == nil {
+		err = t.check(args)
+	}
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 

@@ -126,8 +126,6 @@ type documentGetArgs struct {
 // call is not audited (it names nothing the database was asked about).
 func validateGet(a *documentGetArgs) error {
 	switch {
-	case a.SourceID == nil:
-		return invalidArgument("source_id is required")
 	case a.Cursor != nil && a.StartByte != nil:
 		return invalidArgument("cursor and start_byte cannot be combined")
 	case a.StartByte != nil && *a.StartByte < 0:
