@@ -52,26 +52,14 @@ type toolArg struct {
 
 // typed makes the toolArgs of a handler whose arguments are A.
 func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
-	ta := decoderOf[A]()
-	ta.run = func(ctx context.Context, p principal, _ *readPlan, a any) (any, error) {
-		return handle(ctx, p, a.(*A))
-	}
-	return ta
+	return typedRead(nil, func(ctx context.Context, p principal, _ *readPlan, a *A) (any, error) {
+		return handle(ctx, p, a)
+	})
 }
 
 // typedRead is typed for a handler that reads a document source: plan works
 // out the read from the arguments, and the handler receives it authorized.
 func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context, p principal, pl *readPlan, a *A) (any, error)) toolArgs {
-	ta := decoderOf[A]()
-	ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
-	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
-		return handle(ctx, p, pl, a.(*A))
-	}
-	return ta
-}
-
-// decoderOf is the toolArgs of A without a handler.
-func decoderOf[A any]() toolArgs {
 	ta := argsOf(reflect.TypeFor[A]())
 	names := make([]string, len(ta.args))
 	for i, a := range ta.args {
@@ -85,6 +73,12 @@ func decoderOf[A any]() toolArgs {
 		return a, nil
 	}
 	ta.check = func(a any) error { return checkArgs(ta.args, reflect.ValueOf(a).Elem()) }
+	if plan != nil {
+		ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
+	}
+	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
+		return handle(ctx, p, pl, a.(*A))
+	}
 	return ta
 }
 

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
+	"maps"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -179,8 +179,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 			return nil, se
 		}
 	default:
-		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
-			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
+		err = retryAfter("too many tool calls; retry later", wait)
 		if pl != nil && pl.auth.AuditID != 0 {
 			pl.failed(ctx, who, err) // its authorization was written: the refusal too
 		}
@@ -199,9 +198,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 		var fe *fieldsError
 		if errors.As(err, &fe) {
 			obj := map[string]any{"code": code, "message": public}
-			for k, v := range fe.errorFields() {
-				obj[k] = v
-			}
+			maps.Copy(obj, fe.errorFields())
 			r.StructuredContent = map[string]any{"error": obj}
 		}
 		return r, nil
