@@ -17,10 +17,8 @@ import (
 // 401 at once (bearerHash). Then, once the JSON-RPC message has been parsed
 // strictly, one store call checks the token from the database (authenticate).
 // When the message is a git_document_get call, that same statement also
-// authorizes the read and writes its audit row (read_plan.go,
-// store.AuthorizeRead), so a document read costs one statement before GitHub
-// is called and none after it. The principal and the read reach the tool as
-// arguments.
+// authorizes the read and writes its audit row (read_plan.go). The principal
+// and the read reach the tool as arguments.
 
 // authenticator checks a bearer token (by its hash) and, when pl is not nil,
 // authorizes and audits that read in the same statement, leaving the answer

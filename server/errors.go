@@ -32,6 +32,14 @@ func (e *fieldsError) errorFields() map[string]any { return e.fields }
 
 func invalidArgument(msg string) error { return newCoded("invalid_argument", msg) }
 
+// notFound is err, or the tool's own answer when it is store.ErrNotFound.
+func notFound(err, answer error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return answer
+	}
+	return err
+}
+
 // errorCodes maps errors from leaf packages to stable tool-error codes.
 // Codes are part of the public API: append only, never rename or reuse. The
 // README lists every code (a test checks that).

@@ -46,8 +46,7 @@ func newFlightCap(cfg *Config) *flightCap {
 	}
 }
 
-var errInFlight = &fieldsError{err: &codedError{"rate_limited", "too many GitHub requests in flight; retry shortly"},
-	fields: map[string]any{"retry_after_seconds": 1}}
+var errInFlight = retryAfter("too many GitHub requests in flight; retry shortly", time.Second)
 
 // acquire counts one GitHub request of caller p against its project's
 // pace and budget and takes its slots. The returned release must be called

@@ -111,13 +111,8 @@ func isIDValue(raw json.RawMessage) bool {
 	if len(raw) == 0 {
 		return false
 	}
-	switch c := raw[0]; {
-	case c == '"':
-		return true
-	case c == '-' || (c >= '0' && c <= '9'):
-		return true
-	}
-	return false
+	c := raw[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 func quote(s string) string {
@@ -137,5 +132,5 @@ type rpcResponse struct {
 type rpcErrorResponse struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"` // omitted when the id could not be read
-	Error   *rpcError       `json:"error"`
+	Error   any             `json:"error"`        // an *rpcError, or a *modernError (modern.go)
 }

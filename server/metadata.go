@@ -1,12 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
 
-// allScopes is every scope this server knows, in the order consent lists them.
-var allScopes = []string{
-	"memory:read", "memory:write", "tasks:read", "tasks:write",
-	"documents:read", "workflows:read", "workflows:write",
-}
+	"heyaira/oauth"
+)
 
 // handleResourceMetadata serves RFC 9728 protected-resource metadata, built
 // from configuration only (never from request headers, which an attacker
@@ -15,7 +13,7 @@ func handleResourceMetadata(cfg *Config, resource string) http.Handler {
 	doc := map[string]any{
 		"resource":                 resource,
 		"authorization_servers":    []string{cfg.PublicURL},
-		"scopes_supported":         allScopes,
+		"scopes_supported":         oauth.Supported,
 		"bearer_methods_supported": []string{"header"},
 		"resource_name":            "HeyAira F1",
 	}

@@ -152,9 +152,5 @@ func withResultType(result any) any {
 }
 
 func writeModernError(w http.ResponseWriter, id json.RawMessage, e *modernError) {
-	writeJSON(w, e.status, struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id,omitempty"`
-		Error   *modernError    `json:"error"`
-	}{"2.0", id, e})
+	writeJSON(w, e.status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
 }

@@ -81,8 +81,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 
 		sessTok, sess, ok, err := currentSession(r, cfg, st)
 		if err != nil {
-			logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "session lookup failed", err)
 			return
 		}
 		if !ok {
@@ -97,8 +96,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
 		projects, err := st.PrincipalProjects(r.Context(), sess.PrincipalID)
 		if err != nil {
-			logger.WarnContext(r.Context(), "project lookup failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "project lookup failed", err)
 			return
 		}
 		if len(projects) == 0 {
@@ -108,8 +106,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		}
 		grants, err := st.ClientGrants(r.Context(), client.ID, sess.PrincipalID)
 		if err != nil {
-			logger.WarnContext(r.Context(), "grant lookup failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "grant lookup failed", err)
 			return
 		}
 		more, projects := stepUp(projects, grants, scopes)
@@ -125,8 +122,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			return
 		}
 		if err != nil {
-			logger.WarnContext(r.Context(), "storing authorization request failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "storing authorization request failed", err)
 			return
 		}
 		ordinary, documents := oauth.NewScopeChoices(scopes)
@@ -175,8 +171,7 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 		return invalid("The application is not registered with this server. Start again from your application.")
 	}
 	if err != nil {
-		logger.WarnContext(r.Context(), "client lookup failed", "req_id", requestID(r.Context()), "err", err)
-		writeUnavailablePage(w)
+		unavailable(w, r, logger, "client lookup failed", err)
 		return store.Client{}, "", false
 	}
 	redirectURI := q.Get("redirect_uri")

@@ -37,8 +37,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 		}
 		sessTok, sess, ok, err := currentSession(r, cfg, st)
 		if err != nil {
-			logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "session lookup failed", err)
 			return
 		}
 		if !ok {
@@ -130,15 +129,8 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 // gives the tampered form its own answer.
 func isMember(r *http.Request, st *store.DB, principalID, projectID string) bool {
 	projects, err := st.PrincipalProjects(r.Context(), principalID)
-	if err != nil {
-		return true // let the transaction decide
-	}
-	for _, p := range projects {
-		if p.ID == projectID {
-			return true
-		}
-	}
-	return false
+	// On a store error, let the transaction decide.
+	return err != nil || slices.ContainsFunc(projects, func(p store.Project) bool { return p.ID == projectID })
 }
 
 func consentStoreError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
@@ -147,6 +139,5 @@ func consentStoreError(w http.ResponseWriter, r *http.Request, logger *slog.Logg
 			"This authorization request has expired or was already answered. Start again from your application.")
 		return
 	}
-	logger.WarnContext(r.Context(), "consent failed", "req_id", requestID(r.Context()), "err", err)
-	writeUnavailablePage(w)
+	unavailable(w, r, logger, "consent failed", err)
 }

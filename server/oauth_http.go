@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -70,9 +71,9 @@ func setCookie(w http.ResponseWriter, cfg *Config, base, value string, ttl time.
 		MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secureCookies(cfg), SameSite: http.SameSiteLaxMode})
 }
 
+// clearCookie is setCookie with MaxAge -1: the browser deletes it.
 func clearCookie(w http.ResponseWriter, cfg *Config, base string) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName(cfg, base), Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: secureCookies(cfg), SameSite: http.SameSiteLaxMode})
+	setCookie(w, cfg, base, "", -time.Second)
 }
 
 func readCookie(r *http.Request, cfg *Config, base string) string {
@@ -91,11 +92,8 @@ func currentSession(r *http.Request, cfg *Config, st *store.DB) (string, store.S
 		return "", store.Session{}, false, nil
 	}
 	s, err := st.Session(r.Context(), oauth.Hash(tok))
-	if errors.Is(err, store.ErrNotFound) {
-		return "", store.Session{}, false, nil
-	}
 	if err != nil {
-		return "", store.Session{}, false, err
+		return "", store.Session{}, false, notFound(err, nil) // not found: no session
 	}
 	return tok, s, true, nil
 }
@@ -126,6 +124,13 @@ func writePage(w http.ResponseWriter, status int, render func(io.Writer) error) 
 
 func writeMessage(w http.ResponseWriter, status int, title, msg string) {
 	writePage(w, status, oauth.MessagePage{Title: title, Message: msg}.Render)
+}
+
+// unavailable logs why the store could not answer a page's request, under
+// the request id, and shows the page that says to try again.
+func unavailable(w http.ResponseWriter, r *http.Request, logger *slog.Logger, what string, err error) {
+	logger.WarnContext(r.Context(), what, "req_id", requestID(r.Context()), "err", err)
+	writeUnavailablePage(w)
 }
 
 func writeUnavailablePage(w http.ResponseWriter) {

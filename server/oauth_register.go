@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -223,7 +224,8 @@ func keepRedirectURIs(uris []string) ([]string, *oauth.Error) {
 		case errors.Is(err, oauth.ErrDotlessScheme):
 			continue
 		case err != nil:
-			return bad("redirect_uris[" + strconv.Itoa(i) + "]: " + errorReason(err))
+			// The reason, without the package prefix, never quotes the input.
+			return bad("redirect_uris[" + strconv.Itoa(i) + "]: " + strings.TrimPrefix(err.Error(), "oauth: "))
 		case !seen[u]:
 			seen[u] = true
 			kept = append(kept, u)
@@ -234,15 +236,4 @@ func keepRedirectURIs(uris []string) ([]string, *oauth.Error) {
 			"or a private-use scheme containing a dot")
 	}
 	return kept, nil
-}
-
-// errorReason strips the package prefix from an oauth validation error; the
-// reason never quotes the input.
-func errorReason(err error) string {
-	const p = "oauth: "
-	s := err.Error()
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+
 	"heyaira/oauth"
 	"heyaira/store"
 )
@@ -44,13 +46,9 @@ func stepUp(projects []store.Project, grants map[string][]string, requested []st
 }
 
 func missingScopes(requested, granted []string) []string {
-	have := map[string]bool{}
-	for _, g := range granted {
-		have[g] = true
-	}
 	var out []string
 	for _, r := range requested {
-		if !have[r] {
+		if !slices.Contains(granted, r) {
 			out = append(out, r)
 		}
 	}

@@ -45,6 +45,28 @@ func (pg pager) next(kind string, p principal, n, limit int, last string) string
 	})
 }
 
+// listPage answers a list tool: the page after the cursor argument (list reads
+// it), under field, and next_cursor when the page is full. key is the
+// cursor's key of an item.
+func listPage[T any](pg pager, kind string, p principal, cur *string, limit int, field string,
+	list func(after string) ([]T, error), key func(T) string) (any, error) {
+	after, err := pg.after(kind, p, cur)
+	if err != nil {
+		return nil, err
+	}
+	items, err := list(after)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{field: items}
+	if len(items) > 0 {
+		if next := pg.next(kind, p, len(items), limit, key(items[len(items)-1])); next != "" {
+			out["next_cursor"] = next
+		}
+	}
+	return out, nil
+}
+
 // pageSize validates an optional limit argument.
 func pageSize(limit *int) (int, error) {
 	if limit == nil {

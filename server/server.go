@@ -83,38 +83,30 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Replicas = max(c.Replicas, 1)
-	if c.ToolRate == 0 {
-		c.ToolRate = 50 / float64(c.Replicas)
-	}
-	if c.ToolBurst == 0 {
-		c.ToolBurst = max(100/c.Replicas, 1)
-	}
-	if c.GitHubInFlight == 0 {
-		c.GitHubInFlight = max(64/c.Replicas, 1)
-	}
-	if c.GitHubProjectShare == 0 {
-		c.GitHubProjectShare = max(1, c.GitHubInFlight/4)
-	}
-	if c.GitHubPrincipalShare == 0 {
-		c.GitHubPrincipalShare = max(1, c.GitHubInFlight/8)
-	}
-	if c.GitHubHourlyBudget == 0 {
-		c.GitHubHourlyBudget = store.DefaultLimits.GitHubRequestsHourly
-	}
-	if c.GitHubWait == 0 {
-		c.GitHubWait = 2 * time.Second
-	}
+	orDefault(&c.ToolRate, 50/float64(c.Replicas))
+	orDefault(&c.ToolBurst, max(100/c.Replicas, 1))
+	orDefault(&c.GitHubInFlight, max(64/c.Replicas, 1))
+	orDefault(&c.GitHubProjectShare, max(1, c.GitHubInFlight/4))
+	orDefault(&c.GitHubPrincipalShare, max(1, c.GitHubInFlight/8))
+	orDefault(&c.GitHubHourlyBudget, store.DefaultLimits.GitHubRequestsHourly)
+	orDefault(&c.GitHubWait, 2*time.Second)
+	orDefault(&c.Version, "dev")
 	if c.Draining == nil {
 		c.Draining = &atomic.Bool{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Version == "" {
-		c.Version = "dev"
-	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
+	}
+}
+
+// orDefault sets *v to def when it is the zero value (unset).
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 

@@ -27,8 +27,7 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 		if token == "" {
 			_, sess, ok, err := currentSession(r, cfg, st)
 			if err != nil {
-				logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
-				writeUnavailablePage(w)
+				unavailable(w, r, logger, "session lookup failed", err)
 				return
 			}
 			if ok {
@@ -37,10 +36,6 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 			}
 			_, pending := pendingTarget(readCookie(r, cfg, cookiePending))
 			writePage(w, http.StatusOK, oauth.SigninPromptPage{Pending: pending}.Render)
-			return
-		}
-		if !oauth.WellFormedSecret(token, "") {
-			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
 			return
 		}
 		owner, other, ok := signinParties(w, r, logger, cfg, st, token)
@@ -56,10 +51,14 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 }
 
 // signinParties finds whose link token is and, when the browser is signed
-// in as another principal, that principal's name (else ""). An unusable
-// link or a store error gets its page here, and ok=false.
+// in as another principal, that principal's name (else ""). A malformed or
+// unusable link or a store error gets its page here, and ok=false.
 func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
 	token string) (owner store.SigninLinkOwner, other string, ok bool) {
+	if !oauth.WellFormedSecret(token, "") {
+		writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
+		return owner, "", false
+	}
 	owner, err := st.SigninLinkOwner(r.Context(), oauth.Hash(token))
 	if errors.Is(err, store.ErrNotFound) {
 		addLog(r.Context(), slog.String("code", "signin_link_invalid"))
@@ -68,14 +67,12 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 		return owner, "", false
 	}
 	if err != nil {
-		logger.WarnContext(r.Context(), "sign-in link lookup failed", "req_id", requestID(r.Context()), "err", err)
-		writeUnavailablePage(w)
+		unavailable(w, r, logger, "sign-in link lookup failed", err)
 		return owner, "", false
 	}
 	_, sess, signedIn, err := currentSession(r, cfg, st)
 	if err != nil {
-		logger.WarnContext(r.Context(), "session lookup failed", "req_id", requestID(r.Context()), "err", err)
-		writeUnavailablePage(w)
+		unavailable(w, r, logger, "session lookup failed", err)
 		return owner, "", false
 	}
 	if signedIn && sess.PrincipalID != owner.PrincipalID {
@@ -114,10 +111,6 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 				"This sign-in form was not issued to this browser. Open your sign-in link again.")
 			return
 		}
-		if !oauth.WellFormedSecret(token, "") {
-			writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
-			return
-		}
 		owner, other, ok := signinParties(w, r, logger, cfg, st, token)
 		if !ok {
 			return
@@ -142,8 +135,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		if err != nil {
-			logger.WarnContext(r.Context(), "sign-in failed", "req_id", requestID(r.Context()), "err", err)
-			writeUnavailablePage(w)
+			unavailable(w, r, logger, "sign-in failed", err)
 			return
 		}
 		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)), slog.String("code", "ok"))

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -20,7 +21,10 @@ import (
 // argSchemas and whether the schema lists it as required. typed derives from
 // that struct the accepted names, the inputSchema and the one decoding of
 // the arguments (strict: exact names, no duplicates, no unknown member).
-// Handlers still check required arguments themselves, with their own message.
+// A call whose arguments decode is then checked (checkArgs): a missing
+// required argument is refused ("key is required"; "a and b are required"
+// for arguments tagged requiredTogether, when any of them is missing), and
+// so is one its schema's argChecks entry refuses, in field order.
 
 // toolArgs is what typed derives for one tool.
 type toolArgs struct {
@@ -28,6 +32,9 @@ type toolArgs struct {
 	required []string
 	// decode decodes the arguments into a new value of the struct (a pointer).
 	decode func(raw json.RawMessage) (any, error)
+	// check refuses that value's missing or ill-formed arguments
+	// (checkArgs), with the message of an invalid_argument.
+	check func(a any) error
 	// run calls the handler with that value.
 	run func(ctx context.Context, p principal, pl *readPlan, a any) (any, error)
 	// plan, for a tool that reads a document source, works out the read from
@@ -37,32 +44,22 @@ type toolArgs struct {
 }
 
 type toolArg struct {
-	name   string
-	schema map[string]any
+	name     string
+	schema   map[string]any
+	required string               // "", "required" or "requiredTogether"
+	check    func(s string) error // argChecks[schema name], or nil
 }
 
 // typed makes the toolArgs of a handler whose arguments are A.
 func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
-	ta := decoderOf[A]()
-	ta.run = func(ctx context.Context, p principal, _ *readPlan, a any) (any, error) {
-		return handle(ctx, p, a.(*A))
-	}
-	return ta
+	return typedRead(nil, func(ctx context.Context, p principal, _ *readPlan, a *A) (any, error) {
+		return handle(ctx, p, a)
+	})
 }
 
 // typedRead is typed for a handler that reads a document source: plan works
 // out the read from the arguments, and the handler receives it authorized.
 func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context, p principal, pl *readPlan, a *A) (any, error)) toolArgs {
-	ta := decoderOf[A]()
-	ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
-	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
-		return handle(ctx, p, pl, a.(*A))
-	}
-	return ta
-}
-
-// decoderOf is the toolArgs of A without a handler.
-func decoderOf[A any]() toolArgs {
 	ta := argsOf(reflect.TypeFor[A]())
 	names := make([]string, len(ta.args))
 	for i, a := range ta.args {
@@ -75,7 +72,41 @@ func decoderOf[A any]() toolArgs {
 		}
 		return a, nil
 	}
+	ta.check = func(a any) error { return checkArgs(ta.args, reflect.ValueOf(a).Elem()) }
+	if plan != nil {
+		ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
+	}
+	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
+		return handle(ctx, p, pl, a.(*A))
+	}
 	return ta
+}
+
+// checkArgs refuses, in field order, the first argument of v that is
+// required and missing or that its schema's check refuses.
+func checkArgs(args []toolArg, v reflect.Value) error {
+	for i, a := range args {
+		f := v.Field(i)
+		missing := f.Kind() == reflect.Pointer && f.IsNil()
+		switch {
+		case missing && a.required == "requiredTogether":
+			var together []string
+			for _, b := range args {
+				if b.required == a.required {
+					together = append(together, b.name)
+				}
+			}
+			last := len(together) - 1
+			return errors.New(strings.Join(together[:last], ", ") + " and " + together[last] + " are required")
+		case missing && a.required != "":
+			return errors.New(a.name + " is required")
+		case !missing && a.check != nil:
+			if err := a.check(reflect.Indirect(f).String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // argsOf reads the fields of struct type t. A field without both tags, or
@@ -88,11 +119,11 @@ func argsOf(t reflect.Type) toolArgs {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		schemaName, opt, _ := strings.Cut(f.Tag.Get("arg"), ",")
 		schema, ok := argSchemas[schemaName]
-		if name == "" || !ok || (opt != "" && opt != "required") {
+		if name == "" || !ok || (opt != "" && opt != "required" && opt != "requiredTogether") {
 			panic(fmt.Sprintf("tool argument %s.%s: needs a json name and an arg tag naming a schema", t.Name(), f.Name))
 		}
-		ta.args = append(ta.args, toolArg{name: name, schema: schema})
-		if opt == "required" {
+		ta.args = append(ta.args, toolArg{name: name, schema: schema, required: opt, check: argChecks[schemaName]})
+		if opt != "" {
 			ta.required = append(ta.required, name)
 		}
 	}
@@ -105,7 +136,7 @@ var argSchemas = map[string]map[string]any{
 	"cursor":    {"type": "string", "description": "next_cursor from the previous page"},
 	"limit":     {"type": "integer", "minimum": 1, "maximum": maxPageSize},
 	"text":      {"type": "string"},
-	"memoryKey": {"type": "string", "pattern": `^[A-Za-z0-9._/-]{1,200}$`},
+	"memoryKey": {"type": "string", "pattern": memoryKeyPattern},
 	"title":     {"type": "string", "minLength": 1, "maxLength": maxTaskTitle},
 	"status":    {"type": "string", "enum": taskStatuses},
 	"profile":   {"type": "string", "enum": profileNames()},
@@ -115,6 +146,10 @@ var argSchemas = map[string]map[string]any{
 	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
 	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},
 }
+
+// argChecks are the checks of string arguments beyond their presence, by
+// schema name; each says in its message what its schema says.
+var argChecks = map[string]func(s string) error{"memoryKey": checkMemoryKey}
 
 func profileNames() []string {
 	var names []string

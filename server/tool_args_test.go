@@ -78,3 +78,44 @@ func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
 	}()
 	typed(func(_ context.Context, _ principal, _ *noTag) (any, error) { return nil, nil })
 }
+
+// TestRequiredArgumentMessages: checkArgs refuses a missing required
+// argument, or a malformed memory key, with the message each handler gave
+// when it checked them itself, the first in field order.
+func TestRequiredArgumentMessages(t *testing.T) {
+	t.Parallel()
+	byName := map[string]*tool{}
+	for _, tl := range allTools() {
+		byName[tl.name] = tl
+	}
+	badKey := "key must be 1-200 bytes of [A-Za-z0-9._/-]"
+	for _, c := range []struct{ tool, args, want string }{
+		{"memory_put", `{}`, "key is required"},
+		{"memory_put", `{"key":"bad key"}`, badKey},
+		{"memory_put", `{"key":"ok"}`, "content is required"},
+		{"memory_get", `{"key":""}`, badKey},
+		{"memory_delete", `{}`, "key is required"},
+		{"task_create", `{}`, "title is required"},
+		{"task_get", `{}`, "task_id is required"},
+		{"task_update", `{"title":"x"}`, "task_id is required"},
+		{"git_document_get", `{"cursor":"c"}`, "source_id is required"},
+		{"workflow_get", `{}`, "workflow_id is required"},
+		{"workflow_dispatch", `{"task_id":"x","profile":"y"}`, "task_id, profile and mode are required"},
+		{"workflow_correct", `{"note":"n"}`, "workflow_id and note are required"},
+		{"memory_list", `{}`, ""},
+		{"memory_put", `{"key":"a/b.c_d-1","content":""}`, ""},
+	} {
+		tl := byName[c.tool]
+		a, err := tl.decode(json.RawMessage(c.args))
+		if err != nil {
+			t.Fatalf("%s %s: decode: %v", c.tool, c.args, err)
+		}
+		got := ""
+		if err := tl.check(a); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.tool, c.args, got, c.want)
+		}
+	}
+}

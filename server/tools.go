@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
+	"maps"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -94,7 +94,7 @@ var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputRespons
 type toolCall struct {
 	t      *tool
 	args   any   // the decoded arguments (toolArgs.decode)
-	argErr error // why they could not be decoded: answered after the scope check
+	argErr error // why they could not be decoded or were refused: answered after the scope check
 }
 
 // readPlan is the document read the call asks for (read_plan.go), or nil
@@ -134,6 +134,9 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
 	}
 	args, err := t.decode(p.Arguments)
+	if err == nil {
+		err = t.check(args)
+	}
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
@@ -176,8 +179,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 			return nil, se
 		}
 	default:
-		err = &fieldsError{err: &codedError{"rate_limited", "too many tool calls; retry later"},
-			fields: map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}}
+		err = retryAfter("too many tool calls; retry later", wait)
 		if pl != nil && pl.auth.AuditID != 0 {
 			pl.failed(ctx, who, err) // its authorization was written: the refusal too
 		}
@@ -196,9 +198,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 		var fe *fieldsError
 		if errors.As(err, &fe) {
 			obj := map[string]any{"code": code, "message": public}
-			for k, v := range fe.errorFields() {
-				obj[k] = v
-			}
+			maps.Copy(obj, fe.errorFields())
 			r.StructuredContent = map[string]any{"error": obj}
 		}
 		return r, nil

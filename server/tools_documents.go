@@ -33,25 +33,15 @@ type documentTools struct {
 
 func (d *documentTools) tools() []*tool {
 	return []*tool{
-		{
-			name:  "runtime_bootstrap_get",
-			title: "Get runtime bootstrap",
+		{name: "runtime_bootstrap_get", title: "Get runtime bootstrap", scope: "documents:read", readOnly: true,
 			description: "List the project's active allowlisted documents (source_id, repository, role, path, " +
 				"pinned commit or tracking branch, limits). Fails with runtime_unconfigured when no runtime source exists.",
-			scope:    "documents:read",
-			readOnly: true,
-			toolArgs: typed(d.bootstrap),
-		},
-		{
-			name:  "git_document_get",
-			title: "Read an allowlisted document",
+			toolArgs: typed(d.bootstrap)},
+		{name: "git_document_get", title: "Read an allowlisted document", scope: "documents:read", readOnly: true,
 			description: "Read one UTF-8 fragment (at most the source's fragment limit, ≤ 64 KB) of an allowlisted " +
 				"GitHub document at its pinned commit, with SHA-256 of the whole file and of the fragment. " +
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
-			scope:    "documents:read",
-			readOnly: true,
-			toolArgs: typedRead(d.plan, d.get),
-		},
+			toolArgs: typedRead(d.plan, d.get)},
 	}
 }
 
@@ -126,8 +116,6 @@ type documentGetArgs struct {
 // call is not audited (it names nothing the database was asked about).
 func validateGet(a *documentGetArgs) error {
 	switch {
-	case a.SourceID == nil:
-		return invalidArgument("source_id is required")
 	case a.Cursor != nil && a.StartByte != nil:
 		return invalidArgument("cursor and start_byte cannot be combined")
 	case a.StartByte != nil && *a.StartByte < 0:

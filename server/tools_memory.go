@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"regexp"
 
 	"heyaira/store"
@@ -12,7 +12,18 @@ const maxMemoryBytes = 64 << 10
 
 var errMemoryNotFound = newCoded("not_found", "no such memory key in this project")
 
-var memoryKeyRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
+// The memory key rule (schema.sql's CHECK on memory.key): its schema
+// pattern, its check and its message all come from these two.
+const (
+	memoryKeyChars = "[A-Za-z0-9._/-]"
+	maxMemoryKey   = 200
+)
+
+var (
+	memoryKeyPattern = fmt.Sprintf("^%s{1,%d}$", memoryKeyChars, maxMemoryKey)
+	memoryKeyRE      = regexp.MustCompile(memoryKeyPattern)
+	errMemoryKey     = fmt.Errorf("key must be 1-%d bytes of %s", maxMemoryKey, memoryKeyChars)
+)
 
 // memoryTools keep project memory: short keys to text.
 type memoryTools struct {
@@ -23,8 +34,9 @@ type memoryTools struct {
 func (m *memoryTools) tools() []*tool {
 	return []*tool{
 		{name: "memory_put", title: "Put memory", scope: "memory:write",
-			description: "Create or replace the project memory entry at key (≤ 200 bytes of [A-Za-z0-9._/-]) with text content (≤ 64 KiB).",
-			toolArgs:    typed(m.put)},
+			description: fmt.Sprintf("Create or replace the project memory entry at key (≤ %d bytes of %s) "+
+				"with text content (≤ 64 KiB).", maxMemoryKey, memoryKeyChars),
+			toolArgs: typed(m.put)},
 		{name: "memory_get", title: "Get memory", scope: "memory:read", readOnly: true,
 			description: "Return the project memory entry at key.",
 			toolArgs:    typed(m.get)},
@@ -37,12 +49,9 @@ func (m *memoryTools) tools() []*tool {
 	}
 }
 
-func validMemoryKey(k *string) error {
-	if k == nil {
-		return invalidArgument("key is required")
-	}
-	if !memoryKeyRE.MatchString(*k) {
-		return invalidArgument("key must be 1-200 bytes of [A-Za-z0-9._/-]")
+func checkMemoryKey(k string) error {
+	if !memoryKeyRE.MatchString(k) {
+		return errMemoryKey
 	}
 	return nil
 }
@@ -53,12 +62,6 @@ type memoryPutArgs struct {
 }
 
 func (m *memoryTools) put(ctx context.Context, p principal, a *memoryPutArgs) (any, error) {
-	if err := validMemoryKey(a.Key); err != nil {
-		return nil, err
-	}
-	if a.Content == nil {
-		return nil, invalidArgument("content is required")
-	}
 	if len(*a.Content) > maxMemoryBytes {
 		return nil, invalidArgument("content must be at most 65536 bytes")
 	}
@@ -73,24 +76,13 @@ type memoryKeyArgs struct {
 }
 
 func (m *memoryTools) get(ctx context.Context, p principal, a *memoryKeyArgs) (any, error) {
-	if err := validMemoryKey(a.Key); err != nil {
-		return nil, err
-	}
 	mem, err := m.st.GetMemory(ctx, p.auth.ProjectID, *a.Key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errMemoryNotFound
-	}
-	return mem, err
+	return mem, notFound(err, errMemoryNotFound)
 }
 
 func (m *memoryTools) delete(ctx context.Context, p principal, a *memoryKeyArgs) (any, error) {
-	if err := validMemoryKey(a.Key); err != nil {
-		return nil, err
-	}
-	if err := m.st.DeleteMemory(ctx, p.auth.ProjectID, *a.Key); errors.Is(err, store.ErrNotFound) {
-		return nil, errMemoryNotFound
-	} else if err != nil {
-		return nil, err
+	if err := m.st.DeleteMemory(ctx, p.auth.ProjectID, *a.Key); err != nil {
+		return nil, notFound(err, errMemoryNotFound)
 	}
 	return map[string]any{"key": *a.Key, "deleted": true}, nil
 }
@@ -107,24 +99,12 @@ func (m *memoryTools) list(ctx context.Context, p principal, a *memoryListArgs) 
 		return nil, err
 	}
 	prefix := deref(a.Prefix)
-	if len(prefix) > 200 {
-		return nil, invalidArgument("prefix must be at most 200 bytes")
+	if len(prefix) > maxMemoryKey {
+		return nil, invalidArgument(fmt.Sprintf("prefix must be at most %d bytes", maxMemoryKey))
 	}
-	after, err := m.pages.after("memory_list", p, a.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	items, err := m.st.ListMemory(ctx, p.auth.ProjectID, prefix, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{"items": items}
-	if len(items) > 0 {
-		if next := m.pages.next("memory_list", p, len(items), limit, items[len(items)-1].Key); next != "" {
-			out["next_cursor"] = next
-		}
-	}
-	return out, nil
+	return listPage(m.pages, "memory_list", p, a.Cursor, limit, "items", func(after string) ([]store.MemoryInfo, error) {
+		return m.st.ListMemory(ctx, p.auth.ProjectID, prefix, after, limit)
+	}, func(mi store.MemoryInfo) string { return mi.Key })
 }
 
 // noNUL refuses text with a NUL byte, which PostgreSQL text cannot store.

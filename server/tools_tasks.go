@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"heyaira/store"
@@ -46,9 +45,6 @@ type taskCreateArgs struct {
 }
 
 func (tk *taskTools) create(ctx context.Context, p principal, a *taskCreateArgs) (any, error) {
-	if a.Title == nil {
-		return nil, invalidArgument("title is required")
-	}
 	if err := validTask(a.Title, a.Body, nil); err != nil {
 		return nil, err
 	}
@@ -60,17 +56,17 @@ type taskGetArgs struct {
 }
 
 func (tk *taskTools) get(ctx context.Context, p principal, a *taskGetArgs) (any, error) {
-	if a.TaskID == nil {
-		return nil, invalidArgument("task_id is required")
+	return getTask(ctx, tk.st, p, *a.TaskID)
+}
+
+// getTask returns a task of the caller's project; a malformed id is
+// answered as an unknown one.
+func getTask(ctx context.Context, st *store.DB, p principal, id string) (store.Task, error) {
+	if !store.IsUUID(id) {
+		return store.Task{}, errTaskNotFound
 	}
-	if !store.IsUUID(*a.TaskID) {
-		return nil, errTaskNotFound
-	}
-	t, err := tk.st.GetTask(ctx, p.auth.ProjectID, *a.TaskID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errTaskNotFound
-	}
-	return t, err
+	t, err := st.GetTask(ctx, p.auth.ProjectID, id)
+	return t, notFound(err, errTaskNotFound)
 }
 
 type taskUpdateArgs struct {
@@ -81,9 +77,6 @@ type taskUpdateArgs struct {
 }
 
 func (tk *taskTools) update(ctx context.Context, p principal, a *taskUpdateArgs) (any, error) {
-	if a.TaskID == nil {
-		return nil, invalidArgument("task_id is required")
-	}
 	if err := validTask(a.Title, a.Body, a.Status); err != nil {
 		return nil, err
 	}
@@ -91,10 +84,7 @@ func (tk *taskTools) update(ctx context.Context, p principal, a *taskUpdateArgs)
 		return nil, errTaskNotFound
 	}
 	t, err := tk.st.UpdateTask(ctx, p.auth.ProjectID, *a.TaskID, store.TaskUpdate{Title: a.Title, Body: a.Body, Status: a.Status})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errTaskNotFound
-	}
-	return t, err
+	return t, notFound(err, errTaskNotFound)
 }
 
 type taskListArgs struct {
@@ -111,21 +101,9 @@ func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (an
 	if err != nil {
 		return nil, err
 	}
-	after, err := tk.pages.after("task_list", p, a.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{"tasks": tasks}
-	if len(tasks) > 0 {
-		if next := tk.pages.next("task_list", p, len(tasks), limit, tasks[len(tasks)-1].ID); next != "" {
-			out["next_cursor"] = next
-		}
-	}
-	return out, nil
+	return listPage(tk.pages, "task_list", p, a.Cursor, limit, "tasks", func(after string) ([]store.Task, error) {
+		return tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit)
+	}, func(t store.Task) string { return t.ID })
 }
 
 // validTask checks the optional task fields that are present.

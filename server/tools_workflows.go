@@ -132,27 +132,19 @@ var (
 )
 
 type workflowDispatchArgs struct {
-	TaskID  *string `json:"task_id" arg:"uuid,required"`
-	Profile *string `json:"profile" arg:"profile,required"`
-	Mode    *string `json:"mode" arg:"mode,required"`
+	TaskID  *string `json:"task_id" arg:"uuid,requiredTogether"`
+	Profile *string `json:"profile" arg:"profile,requiredTogether"`
+	Mode    *string `json:"mode" arg:"mode,requiredTogether"`
 }
 
 func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDispatchArgs) (any, error) {
-	if a.TaskID == nil || a.Profile == nil || a.Mode == nil {
-		return nil, invalidArgument("task_id, profile and mode are required")
-	}
 	if _, ok := catalog.Lookup(*a.Profile); !ok {
 		return nil, newCoded("profile_not_found", "no such profile in the catalog; see catalog_list")
 	}
 	if !slices.Contains(catalog.Modes(), *a.Mode) {
 		return nil, invalidArgument("mode must be worker or verifier")
 	}
-	if !store.IsUUID(*a.TaskID) {
-		return nil, errTaskNotFound
-	}
-	if _, err := w.st.GetTask(ctx, p.auth.ProjectID, *a.TaskID); errors.Is(err, store.ErrNotFound) {
-		return nil, errTaskNotFound
-	} else if err != nil {
+	if _, err := getTask(ctx, w.st, p, *a.TaskID); err != nil {
 		return nil, err
 	}
 	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
@@ -350,11 +342,8 @@ func (w *workflowTools) load(ctx context.Context, p principal, id string) (store
 		return store.Workflow{}, contract{}, errWorkflowNotFound
 	}
 	wf, err := w.st.GetWorkflow(ctx, p.auth.ProjectID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return wf, contract{}, errWorkflowNotFound
-	}
 	if err != nil {
-		return wf, contract{}, err
+		return wf, contract{}, notFound(err, errWorkflowNotFound)
 	}
 	var c contract
 	if err := json.Unmarshal(wf.Contract, &c); err != nil || c.Version != contractVersion {
@@ -369,9 +358,6 @@ type workflowGetArgs struct {
 }
 
 func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs) (any, error) {
-	if a.WorkflowID == nil {
-		return nil, invalidArgument("workflow_id is required")
-	}
 	view := "full"
 	if a.View != nil {
 		view = *a.View
@@ -410,14 +396,11 @@ func unlocated(layers []catalog.Layer) []catalog.Layer {
 // commits, same texts: nothing is read from GitHub, no branch is resolved)
 // and a note. The parent's sources must still be active and unchanged.
 type workflowCorrectArgs struct {
-	WorkflowID *string `json:"workflow_id" arg:"uuid,required"`
-	Note       *string `json:"note" arg:"note,required"`
+	WorkflowID *string `json:"workflow_id" arg:"uuid,requiredTogether"`
+	Note       *string `json:"note" arg:"note,requiredTogether"`
 }
 
 func (w *workflowTools) correct(ctx context.Context, p principal, a *workflowCorrectArgs) (any, error) {
-	if a.WorkflowID == nil || a.Note == nil {
-		return nil, invalidArgument("workflow_id and note are required")
-	}
 	if len(*a.Note) == 0 || len(*a.Note) > maxCorrectionNote || !utf8.ValidString(*a.Note) {
 		return nil, invalidArgument("note must be 1-16384 bytes of UTF-8")
 	}

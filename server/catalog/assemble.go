@@ -189,25 +189,19 @@ func Render(profile, mode string, layers []Layer, correctionNote string) string 
 	return b.String()
 }
 
+// headings are the layers' headings in Render, but for mode's and a
+// located role instruction's, which name the mode and the source.
+var headings = map[string]string{LayerCore: "Core", LayerRoleResponsibilities: "Role responsibilities",
+	LayerMethodology: "Methodology", LayerRoleInstructions: "Role instructions", LayerSoul: "Soul", LayerSkills: "Skills"}
+
 func heading(l Layer, mode string) string {
-	switch l.Name {
-	case LayerCore:
-		return "Core"
-	case LayerMode:
+	switch h, ok := headings[l.Name]; {
+	case l.Name == LayerMode:
 		return "Mode: " + mode
-	case LayerRoleResponsibilities:
-		return "Role responsibilities"
-	case LayerMethodology:
-		return "Methodology"
-	case LayerRoleInstructions:
-		if l.Path != "" {
-			return "Role instructions (" + l.GitHubOwner + "/" + l.GitHubRepository + ": " + l.Path + ")"
-		}
-		return "Role instructions"
-	case LayerSoul:
-		return "Soul"
-	case LayerSkills:
-		return "Skills"
+	case l.Name == LayerRoleInstructions && l.Path != "":
+		return "Role instructions (" + l.GitHubOwner + "/" + l.GitHubRepository + ": " + l.Path + ")"
+	case ok:
+		return h
 	}
 	return l.Name
 }
