@@ -47,7 +47,7 @@ type Command struct {
 	Name  string // the command word, e.g. "add-member"
 	Usage string // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
 	Short string // one line saying what it does
-	run   func(ctx context.Context, e *env, args []string) error
+	run   func(ctx context.Context, f *flags) error
 }
 
 // commands is the table, in the order of docs/design.md §5 (the order help prints).
@@ -142,7 +142,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		if len(args) > 1 {
 			if c, ok := lookup(args[1]); ok {
 				e.cmd = c
-				return c.run(ctx, e, []string{"--help"})
+				return c.run(ctx, e.flags(c, []string{"--help"}))
 			}
 		}
 		printTable(stdout)
@@ -156,11 +156,19 @@ func run(ctx context.Context, e *env, args []string) error {
 	}
 	e.cmd = c
 	defer e.close()
-	err := c.run(ctx, e, args[1:])
+	err := c.run(ctx, e.flags(c, args[1:]))
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ce *cmdError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.As(err, &ce):
+	case errors.As(err, &ue):
 		// main prints nothing for usage errors, so the reason is printed here, once.
 		fmt.Fprintf(stderr, "%s: %s\n", e.prog, ue.Error())
+	default:
+		// Any other error comes after the input was accepted: from the
+		// store, from opening it, or from a check that needs more than the
+		// command line.
+		err = failed(c.Name, err)
 	}
 	return err
 }
@@ -217,25 +225,6 @@ func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 	}
 	e.db = db
 	return db, nil
-}
-
-// byID starts a command whose only argument is one id, given as the flag
-// name: it parses and checks the command line, then opens the database.
-// The flags are returned for their --json and output.
-func (e *env) byID(ctx context.Context, args []string, name, usage string) (*flags, string, *store.DB, error) {
-	f := e.flags()
-	id := f.String(name, "", usage)
-	if err := f.parse(args); err != nil {
-		return nil, "", nil, err
-	}
-	if err := f.check(needUUID(name, *id)); err != nil {
-		return nil, "", nil, err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return nil, "", nil, failed(e.cmd.Name, err)
-	}
-	return f, *id, db, nil
 }
 
 func (e *env) close() {

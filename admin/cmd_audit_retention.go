@@ -39,42 +39,39 @@ func parseCutoff(v string, now time.Time) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func runPruneAudit(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
+func runPruneAudit(ctx context.Context, f *flags) error {
+	e := f.e
 	before := f.String("before", "", "prune the rows older than this `date` (2026-01-01, midnight UTC) or RFC 3339 time; required")
 	export := f.String("export", "", "write the rows, as JSON lines, to this new `file` before deleting them; - for stdout")
 	dryRun := f.Bool("dry-run", false, "only count the rows that would be pruned; change nothing")
-	if err := f.parse(args); err != nil {
+	var cutoff time.Time
+	f.need(func() (err error) {
+		cutoff, err = parseCutoff(*before, time.Now())
 		return err
-	}
-	cutoff, cutoffErr := parseCutoff(*before, time.Now())
-	checks := []error{cutoffErr}
-	switch {
-	case *dryRun && f.isSet("export"):
-		checks = append(checks, errors.New("give --export or --dry-run, not both"))
-	case !*dryRun && *export == "":
-		checks = append(checks, errors.New("--export is required: a file that does not exist yet, or - for stdout (or --dry-run)"))
-	}
-	if err := f.check(checks...); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+	})
+	f.need(func() error {
+		switch {
+		case *dryRun && f.isSet("export"):
+			return errors.New("give --export or --dry-run, not both")
+		case !*dryRun && *export == "":
+			return errors.New("--export is required: a file that does not exist yet, or - for stdout (or --dry-run)")
+		}
+		return nil
+	})
+	db, err := f.start(ctx)
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
 	if *dryRun {
 		p, err := db.CountAuditBefore(ctx, cutoff)
-		if err != nil {
-			return failed(e.cmd.Name, err)
-		}
-		return f.output(pruneOutput{p, true, nil}, func(w io.Writer) {
+		return f.output(pruneOutput{p, true, nil}, err, func(w io.Writer) {
 			fmt.Fprintf(w, "dry run: %d audit row(s) older than %s would be pruned%s; nothing changed\n",
 				p.Rows, stamp(&p.Before), spanText(p.AuditSpan))
 		})
 	}
 	x, err := createAuditExport(*export, e.stdout)
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
 	p, err := db.PruneAudit(ctx, cutoff, x)
 	if note := x.close(err != nil); err != nil {
@@ -86,7 +83,7 @@ func runPruneAudit(ctx context.Context, e *env, args []string) error {
 	if *export == "-" {
 		summary = e.stderr // stdout holds the rows
 	}
-	return f.outputTo(summary, pruneOutput{p, false, export}, func(w io.Writer) {
+	return f.outputTo(summary, pruneOutput{p, false, export}, nil, func(w io.Writer) {
 		fmt.Fprintf(w, "pruned %d audit row(s) older than %s%s, exported to %s first\n",
 			p.Rows, stamp(&p.Before), spanText(p.AuditSpan), exportName(*export))
 	})
@@ -114,20 +111,13 @@ func spanText(s store.AuditSpan) string {
 	return fmt.Sprintf(" (ids %d to %d, at %s to %s)", *s.FirstID, *s.LastID, stamp(s.OldestAt), stamp(s.NewestAt))
 }
 
-func runAuditStats(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	if err := f.parse(args); err != nil {
+func runAuditStats(ctx context.Context, f *flags) error {
+	db, err := f.start(ctx)
+	if err != nil {
 		return err
 	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
 	s, err := db.AuditStats(ctx)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(s, func(w io.Writer) {
+	return f.output(s, err, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "rows\t%d\n", s.Rows)
 		fmt.Fprintf(tw, "bytes\t%d\n", s.Bytes)

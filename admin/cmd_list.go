@@ -14,89 +14,59 @@ import (
 // list-principals and list-members. They only read. Each --json is an
 // array of objects ([] when there is nothing), in creation order.
 
-func runListAccounts(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
+func runListAccounts(ctx context.Context, f *flags) error {
+	db, err := f.start(ctx)
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
 	list, err := db.ListAccounts(ctx)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(list, table("ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt), a.Projects, a.Principals)
-	}))
+	return f.output(list, err, func(w io.Writer) {
+		table(w, "ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt), a.Projects, a.Principals)
+		})
+	})
 }
 
-func runListProjects(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	account := f.String("account-id", "", "only the projects of this account `id`")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if f.isSet("account-id") {
-		if err := f.check(needUUID("account-id", *account)); err != nil {
-			return err
-		}
-	}
-	db, err := e.open(ctx, false)
+func runListProjects(ctx context.Context, f *flags) error {
+	account := f.optional("account-id", "only the projects of this account `id`", needUUID)
+	db, err := f.start(ctx)
 	if err != nil {
-		return failed(e.cmd.Name, err)
+		return err
 	}
 	list, err := db.ListProjects(ctx, *account)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(list, table("PROJECT ID\tACCOUNT ID\tNAME\tCREATED\tMEMBERS", list, func(p store.ProjectSummary) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.ID, p.AccountID, printable(p.Name), stamp(&p.CreatedAt), p.Members)
-	}))
+	return f.output(list, err, func(w io.Writer) {
+		table(w, "PROJECT ID\tACCOUNT ID\tNAME\tCREATED\tMEMBERS", list, func(p store.ProjectSummary) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.ID, p.AccountID, printable(p.Name), stamp(&p.CreatedAt), p.Members)
+		})
+	})
 }
 
-func runListPrincipals(ctx context.Context, e *env, args []string) error {
-	f, account, db, err := e.byID(ctx, args, "account-id", "the account `id`")
-	if err != nil {
-		return err
-	}
-	list, err := db.ListPrincipals(ctx, account)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(list, table("PRINCIPAL ID\tNAME\tCREATED\tDISABLED\tLIVE GRANTS\tLIVE SESSIONS\tPROJECTS", list,
-		func(u store.PrincipalSummary) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", u.ID, printable(u.Name), stamp(&u.CreatedAt), stamp(u.DisabledAt),
-				u.LiveGrants, u.LiveSessions, dash(strings.Join(u.ProjectIDs, " ")))
-		}))
-}
+var runListPrincipals = byID("account-id", "the account `id`", (*store.DB).ListPrincipals,
+	func(w io.Writer, list []store.PrincipalSummary) {
+		table(w, "PRINCIPAL ID\tNAME\tCREATED\tDISABLED\tLIVE GRANTS\tLIVE SESSIONS\tPROJECTS", list,
+			func(u store.PrincipalSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", u.ID, printable(u.Name), stamp(&u.CreatedAt),
+					stamp(u.DisabledAt), u.LiveGrants, u.LiveSessions, dash(strings.Join(u.ProjectIDs, " ")))
+			})
+	})
 
-func runListMembers(ctx context.Context, e *env, args []string) error {
-	f, project, db, err := e.byID(ctx, args, "project-id", "the project `id`")
-	if err != nil {
-		return err
-	}
-	list, err := db.ListMembers(ctx, project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(list, table("PRINCIPAL ID\tNAME\tMEMBER SINCE\tDISABLED\tLIVE GRANTS", list, func(m store.MemberSummary) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", m.PrincipalID, printable(m.PrincipalName), stamp(&m.MemberSince),
-			stamp(m.DisabledAt), m.LiveGrants)
-	}))
-}
+var runListMembers = byID("project-id", "the project `id`", (*store.DB).ListMembers,
+	func(w io.Writer, list []store.MemberSummary) {
+		table(w, "PRINCIPAL ID\tNAME\tMEMBER SINCE\tDISABLED\tLIVE GRANTS", list, func(m store.MemberSummary) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", m.PrincipalID, printable(m.PrincipalName), stamp(&m.MemberSince),
+				stamp(m.DisabledAt), m.LiveGrants)
+		})
+	})
 
-// table returns the text output of a list: a header and one row per item.
-func table[T any](header string, items []T, row func(T) string) func(io.Writer) {
-	return func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, header)
-		for _, it := range items {
-			fmt.Fprintln(tw, row(it))
-		}
-		tw.Flush()
+// table prints a header and one row per item, in aligned columns. Tables
+// one after the other, with an empty line between, are aligned each on its own.
+func table[T any](w io.Writer, header string, items []T, row func(T) string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
 	}
+	tw.Flush()
 }
 
 func dash(s string) string {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,28 +21,53 @@ import (
 // This file holds what every command shares: its flag set, --help and --json,
 // the input checks that run before the database is opened, and output.
 
-// flags is one command's flag set, with the --json flag every command has.
+// flags is one run of a command: its flag set, with the --json flag every
+// command has, and the checks of its flags, run in the order they were added
+// once the command line is parsed.
 type flags struct {
 	*flag.FlagSet
-	e    *env
-	json *bool
+	e      *env
+	args   []string
+	json   *bool
+	checks []func() error
 }
 
-// flags returns a new flag set for the running command. Parse errors are not
-// printed by the flag package: parse reports them as one line.
-func (e *env) flags() *flags {
-	fs := flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError)
+// flags returns a new flag set for the command c run with args. Parse errors
+// are not printed by the flag package: parse reports them as one line.
+func (e *env) flags(c Command, args []string) *flags {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := &flags{FlagSet: fs, e: e}
+	f := &flags{FlagSet: fs, e: e, args: args}
 	f.json = fs.Bool("json", false, "print the result as JSON on stdout")
 	return f
 }
 
-// parse parses args. --help prints the command's help on stdout and returns
-// flag.ErrHelp; any other problem is a *usageError. Positional arguments are
+// need adds a check of the command line; its error text names the flag.
+func (f *flags) need(check func() error) { f.checks = append(f.checks, check) }
+
+// str declares a string flag that check (needUUID, needName, ...) accepts.
+func (f *flags) str(name, usage string, check func(name, v string) error) *string {
+	v := f.String(name, "", usage)
+	f.need(func() error { return check(name, *v) })
+	return v
+}
+
+// optional declares a string flag that check accepts when it is given.
+func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
+	v := f.String(name, "", usage)
+	f.need(func() error { return f.ifSet(name, check(name, *v)) })
+	return v
+}
+
+// id declares a required id flag.
+func (f *flags) id(name, usage string) *string { return f.str(name, usage, needUUID) }
+
+// parse parses the command line and runs the checks. --help prints the
+// command's help on stdout and returns flag.ErrHelp; any other problem is a
+// *usageError: the first that a check found. Positional arguments are
 // refused: every value is a named flag.
-func (f *flags) parse(args []string) error {
-	err := f.FlagSet.Parse(args)
+func (f *flags) parse() error {
+	err := f.FlagSet.Parse(f.args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		f.printHelp(f.e.stdout)
@@ -51,22 +77,25 @@ func (f *flags) parse(args []string) error {
 	case f.NArg() > 0:
 		return f.usage(fmt.Sprintf("unexpected argument %q (every value is given with a --flag)", f.Arg(0)))
 	}
-	return nil
-}
-
-// usage returns a usage error of the running command.
-func (f *flags) usage(msg string) error {
-	return &usageError{cmd: f.e.cmd.Name, msg: printable(msg) + " (see --help)"}
-}
-
-// check returns the first non-nil error of checks as a usage error.
-func (f *flags) check(checks ...error) error {
-	for _, err := range checks {
-		if err != nil {
+	for _, check := range f.checks {
+		if err := check(); err != nil {
 			return f.usage(err.Error())
 		}
 	}
 	return nil
+}
+
+// start parses and checks the command line, then opens the database.
+func (f *flags) start(ctx context.Context) (*store.DB, error) {
+	if err := f.parse(); err != nil {
+		return nil, err
+	}
+	return f.e.open(ctx, false)
+}
+
+// usage returns a usage error of the running command.
+func (f *flags) usage(msg string) error {
+	return &usageError{cmd: f.Name(), msg: printable(msg) + " (see --help)"}
 }
 
 // isSet reports whether the flag was given on the command line.
@@ -78,6 +107,14 @@ func (f *flags) isSet(name string) bool {
 		}
 	})
 	return set
+}
+
+// ifSet is err when the flag was given, else nil.
+func (f *flags) ifSet(name string, err error) error {
+	if !f.isSet(name) {
+		return nil
+	}
+	return err
 }
 
 func (f *flags) printHelp(w io.Writer) {
@@ -98,14 +135,18 @@ func (f *flags) printHelp(w io.Writer) {
 	fmt.Fprintf(w, "\nExit status: 0 success, 1 failure (one-line reason on stderr), 2 usage error.\n")
 }
 
-// output prints v as JSON with --json, else calls text.
-func (f *flags) output(v any, text func(w io.Writer)) error {
-	return f.outputTo(f.e.stdout, v, text)
+// output prints v as JSON with --json, else calls text. A non-nil err is
+// the failure of the store call that made v: it is returned, and nothing printed.
+func (f *flags) output(v any, err error, text func(w io.Writer)) error {
+	return f.outputTo(f.e.stdout, v, err, text)
 }
 
 // outputTo is output on w, for a command whose stdout carries data of its
 // own (prune-audit --export -).
-func (f *flags) outputTo(w io.Writer, v any, text func(w io.Writer)) error {
+func (f *flags) outputTo(w io.Writer, v any, err error, text func(w io.Writer)) error {
+	if err != nil {
+		return err
+	}
 	if *f.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -177,42 +218,37 @@ func parseLifetime(v string, given bool) (time.Duration, error) {
 	return d, nil
 }
 
-func needOwner(v string) error {
-	if v == "" {
-		return errors.New("--github-owner is required")
+// The checks of package github's validators, which never echo the whole value.
+var (
+	needOwner      = required(githubRule(github.ValidateOwner))
+	needRepository = required(githubRule(github.ValidateRepo))
+	needPath       = githubRule(github.ValidatePath)
+	needCommitSHA  = githubRule(github.ValidateCommitSHA)
+	needBranch     = githubRule(github.ValidateBranch)
+)
+
+// required is check, after refusing an empty value.
+func required(check func(name, v string) error) func(name, v string) error {
+	return func(name, v string) error {
+		if v == "" {
+			return fmt.Errorf("--%s is required", name)
+		}
+		return check(name, v)
 	}
-	return githubCheck("github-owner", github.ValidateOwner(v))
 }
 
-func needRepository(v string) error {
-	if v == "" {
-		return errors.New("--github-repository is required")
+// githubRule names the flag in an error of validate, with the rule it broke.
+func githubRule(validate func(string) error) func(name, v string) error {
+	return func(name, v string) error {
+		err := validate(v)
+		if err == nil {
+			return nil
+		}
+		if re, ok := errors.AsType[*github.RuleError](err); ok {
+			return fmt.Errorf("--%s: %s", name, re.Rule)
+		}
+		return fmt.Errorf("--%s: %w", name, err)
 	}
-	return githubCheck("github-repository", github.ValidateRepo(v))
-}
-
-func needPath(v string) error {
-	return githubCheck("path", github.ValidatePath(v))
-}
-
-func needCommitSHA(v string) error {
-	return githubCheck("commit-sha", github.ValidateCommitSHA(v))
-}
-
-func needBranch(v string) error {
-	return githubCheck("track", github.ValidateBranch(v))
-}
-
-// githubCheck names the flag in an error of package github's validators,
-// with the rule it broke. The validators never echo the whole value.
-func githubCheck(name string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if re, ok := errors.AsType[*github.RuleError](err); ok {
-		return fmt.Errorf("--%s: %s", name, re.Rule)
-	}
-	return fmt.Errorf("--%s: %w", name, err)
 }
 
 func needPositive(name string, v int64) error {
@@ -222,27 +258,39 @@ func needPositive(name string, v int64) error {
 	return nil
 }
 
-func needOneOf(name, v string, allowed ...string) error {
-	if v == "" {
-		return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
-	}
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
-}
-
-// exactlyOne checks that exactly one of the two flags was given.
-func (f *flags) exactlyOne(a, b string) error {
-	switch sa, sb := f.isSet(a), f.isSet(b); {
-	case sa && sb:
-		return fmt.Errorf("give only one of --%s and --%s", a, b)
-	case !sa && !sb:
-		return fmt.Errorf("give one of --%s and --%s", a, b)
+func between(name string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("--%s must be between %d and %d", name, lo, hi)
 	}
 	return nil
+}
+
+// oneOf is the check of a required flag whose value is one of allowed.
+func oneOf(allowed ...string) func(name, v string) error {
+	return func(name, v string) error {
+		if v == "" {
+			return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
+		}
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
+	}
+}
+
+// exactlyOne adds the check that exactly one of the two flags is given.
+func (f *flags) exactlyOne(a, b string) {
+	f.need(func() error {
+		switch sa, sb := f.isSet(a), f.isSet(b); {
+		case sa && sb:
+			return fmt.Errorf("give only one of --%s and --%s", a, b)
+		case !sa && !sb:
+			return fmt.Errorf("give one of --%s and --%s", a, b)
+		}
+		return nil
+	})
 }
 
 // printable replaces control characters so that a message stays on one line
