@@ -44,11 +44,15 @@ var ErrUsage = errors.New("usage")
 // Command describes one admin command, for help output and for the README
 // and docs tests that check the command reference against this table.
 type Command struct {
-	Name  string // the command word, e.g. "add-member"
-	Usage string // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
-	Short string // one line saying what it does
-	run   func(ctx context.Context, f *flags) error
+	Name  string                // the command word, e.g. "add-member"
+	Usage string                // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
+	Short string                // one line saying what it does
+	run   func(f *flags) action // declares the flags and their checks
 }
+
+// action is what a command does once its whole command line has passed its
+// checks and the database is open: exec enforces that order for every command.
+type action func(ctx context.Context, db *store.DB) error
 
 // commands is the table, in the order of docs/design.md §5 (the order help prints).
 var commands = []Command{
@@ -142,7 +146,7 @@ func run(ctx context.Context, e *env, args []string) error {
 		if len(args) > 1 {
 			if c, ok := lookup(args[1]); ok {
 				e.cmd = c
-				return c.run(ctx, e.flags(c, []string{"--help"}))
+				return e.exec(ctx, []string{"--help"})
 			}
 		}
 		printTable(stdout)
@@ -156,7 +160,7 @@ func run(ctx context.Context, e *env, args []string) error {
 	}
 	e.cmd = c
 	defer e.close()
-	err := c.run(ctx, e.flags(c, args[1:]))
+	err := e.exec(ctx, args[1:])
 	var ue *usageError
 	var ce *cmdError
 	switch {
@@ -171,6 +175,27 @@ func run(ctx context.Context, e *env, args []string) error {
 		err = failed(c.Name, err)
 	}
 	return err
+}
+
+// exec runs e.cmd: it declares the flags, parses and checks args, checks
+// the environment, opens the database (without the schema check for
+// migrate, which applies it) and runs the command's action.
+func (e *env) exec(ctx context.Context, args []string) error {
+	f := e.flags(e.cmd, args)
+	act := e.cmd.run(f)
+	if err := f.parse(); err != nil {
+		return err
+	}
+	for _, check := range f.beforeOpen {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	db, err := e.open(ctx, e.cmd.Name == "migrate")
+	if err != nil {
+		return err
+	}
+	return act(ctx, db)
 }
 
 func lookup(name string) (Command, bool) {

@@ -17,7 +17,7 @@ import (
 // accountSourcePrefix is the only folder account sources may name.
 const accountSourcePrefix = "docs/agents/"
 
-func runAddAccountSource(ctx context.Context, f *flags) error {
+func runAddAccountSource(f *flags) action {
 	account := f.id("account-id", "the account `id`")
 	owner := f.str("github-owner", "the repository's GitHub `owner`", needOwner)
 	repo := f.str("github-repository", "the repository `name`, without the owner", needRepository)
@@ -31,14 +31,12 @@ func runAddAccountSource(ctx context.Context, f *flags) error {
 	commit := f.optional("commit-sha", "pin the document at this commit: `sha` of exactly 40 lowercase hex characters",
 		needCommitSHA)
 	track := f.optional("track", "instead of a commit, track this `branch` (resolved at every workflow dispatch)", needBranch)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		s, err := db.AddAccountSource(ctx, store.NewAccountSource{AccountID: *account, GitHubOwner: *owner,
+			GitHubRepository: *repo, GitHubInstallationID: *inst, Layer: *layer, Path: *path,
+			CommitSHA: *commit, TrackingRef: *track})
+		return f.output(s, err, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
 	}
-	s, err := db.AddAccountSource(ctx, store.NewAccountSource{AccountID: *account, GitHubOwner: *owner,
-		GitHubRepository: *repo, GitHubInstallationID: *inst, Layer: *layer, Path: *path,
-		CommitSHA: *commit, TrackingRef: *track})
-	return f.output(s, err, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
 }
 
 // needAgentsPath checks the docs/agents/ prefix. ValidatePath has already
@@ -55,21 +53,19 @@ var runRevokeAccountSource = byID("source-id", "the account source `id`", (*stor
 		fmt.Fprintf(w, "revoked account source %s (%s %s/%s %s)\n", s.ID, s.Layer, s.GitHubOwner, s.GitHubRepository, s.Path)
 	})
 
-func runListAccountSources(ctx context.Context, f *flags) error {
+func runListAccountSources(f *flags) action {
 	account := f.id("account-id", "the account `id`")
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	sources, err := db.ListAccountSources(ctx, *account)
-	out := struct {
-		AccountID string                `json:"account_id"`
-		Sources   []store.AccountSource `json:"sources"`
-	}{*account, sources}
-	return f.output(out, err, func(w io.Writer) {
-		table(w, "SOURCE ID\tLAYER\tREPOSITORY\tINSTALLATION\tPATH\tREF\tSTATUS", sources, func(s store.AccountSource) string {
-			return fmt.Sprintf("%s\t%s\t%s/%s\t%d\t%s\t%s\t%s", s.ID, s.Layer, s.GitHubOwner, s.GitHubRepository,
-				s.GitHubInstallationID, s.Path, ref(s.CommitSHA, s.TrackingRef), status(s.RevokedAt != nil, "revoked"))
+	return func(ctx context.Context, db *store.DB) error {
+		sources, err := db.ListAccountSources(ctx, *account)
+		out := struct {
+			AccountID string                `json:"account_id"`
+			Sources   []store.AccountSource `json:"sources"`
+		}{*account, sources}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "SOURCE ID\tLAYER\tREPOSITORY\tINSTALLATION\tPATH\tREF\tSTATUS", sources, func(s store.AccountSource) string {
+				return fmt.Sprintf("%s\t%s\t%s/%s\t%d\t%s\t%s\t%s", s.ID, s.Layer, s.GitHubOwner, s.GitHubRepository,
+					s.GitHubInstallationID, s.Path, ref(s.CommitSHA, s.TrackingRef), status(s.RevokedAt != nil, "revoked"))
+			})
 		})
-	})
+	}
 }

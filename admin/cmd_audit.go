@@ -18,7 +18,7 @@ const (
 	maxAuditLimit     = 100000
 )
 
-func runAudit(ctx context.Context, f *flags) error {
+func runAudit(f *flags) action {
 	f.exactlyOne("project-id", "account-id")
 	project := f.optional("project-id", "show the events of this project `id`", needUUID)
 	account := f.optional("account-id", "show the events of this account `id`, its projects' included", needUUID)
@@ -35,38 +35,36 @@ func runAudit(ctx context.Context, f *flags) error {
 		return nil
 	})
 	f.need(func() error { return between("limit", int64(*limit), 1, maxAuditLimit) })
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	out := struct {
-		ProjectID string             `json:"project_id,omitempty"`
-		AccountID string             `json:"account_id,omitempty"`
-		Events    []store.AuditEvent `json:"events"`
-	}{ProjectID: *project, AccountID: *account}
-	if *project != "" {
-		// ListAudit finds no events for an unknown project; say so instead of printing nothing.
-		if _, err := db.GetProject(ctx, *project); err != nil {
-			return err
-		}
-		out.Events, err = db.ListAudit(ctx, *project, from, *limit)
-	} else {
-		out.Events, err = db.ListAccountAudit(ctx, *account, from, *limit)
-	}
-	if out.Events == nil {
-		out.Events = []store.AuditEvent{}
-	}
-	return f.output(out, err, func(w io.Writer) {
-		table(w, "ID\tAT\tACTOR\tACTION\tPROJECT\tTARGET\tOUTCOME\tDETAILS", out.Events, func(ev store.AuditEvent) string {
-			details := "-"
-			if len(ev.Details) > 0 {
-				b, _ := json.Marshal(ev.Details)
-				details = string(b)
+	return func(ctx context.Context, db *store.DB) (err error) {
+		out := struct {
+			ProjectID string             `json:"project_id,omitempty"`
+			AccountID string             `json:"account_id,omitempty"`
+			Events    []store.AuditEvent `json:"events"`
+		}{ProjectID: *project, AccountID: *account}
+		if *project != "" {
+			// ListAudit finds no events for an unknown project; say so instead of printing nothing.
+			if _, err := db.GetProject(ctx, *project); err != nil {
+				return err
 			}
-			return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
-				orDash(nonEmpty(ev.ProjectID)), ev.Target, ev.Outcome, printable(details))
+			out.Events, err = db.ListAudit(ctx, *project, from, *limit)
+		} else {
+			out.Events, err = db.ListAccountAudit(ctx, *account, from, *limit)
+		}
+		if out.Events == nil {
+			out.Events = []store.AuditEvent{}
+		}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "ID\tAT\tACTOR\tACTION\tPROJECT\tTARGET\tOUTCOME\tDETAILS", out.Events, func(ev store.AuditEvent) string {
+				details := "-"
+				if len(ev.Details) > 0 {
+					b, _ := json.Marshal(ev.Details)
+					details = string(b)
+				}
+				return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
+					orDash(nonEmpty(ev.ProjectID)), ev.Target, ev.Outcome, printable(details))
+			})
 		})
-	})
+	}
 }
 
 func nonEmpty(s string) *string {

@@ -39,7 +39,7 @@ func parseCutoff(v string, now time.Time) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func runPruneAudit(ctx context.Context, f *flags) error {
+func runPruneAudit(f *flags) action {
 	e := f.e
 	before := f.String("before", "", "prune the rows older than this `date` (2026-01-01, midnight UTC) or RFC 3339 time; required")
 	export := f.String("export", "", "write the rows, as JSON lines, to this new `file` before deleting them; - for stdout")
@@ -58,35 +58,33 @@ func runPruneAudit(ctx context.Context, f *flags) error {
 		}
 		return nil
 	})
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	if *dryRun {
-		p, err := db.CountAuditBefore(ctx, cutoff)
-		return f.output(pruneOutput{p, true, nil}, err, func(w io.Writer) {
-			fmt.Fprintf(w, "dry run: %d audit row(s) older than %s would be pruned%s; nothing changed\n",
-				p.Rows, stamp(&p.Before), spanText(p.AuditSpan))
+	return func(ctx context.Context, db *store.DB) error {
+		if *dryRun {
+			p, err := db.CountAuditBefore(ctx, cutoff)
+			return f.output(pruneOutput{p, true, nil}, err, func(w io.Writer) {
+				fmt.Fprintf(w, "dry run: %d audit row(s) older than %s would be pruned%s; nothing changed\n",
+					p.Rows, stamp(&p.Before), spanText(p.AuditSpan))
+			})
+		}
+		x, err := createAuditExport(*export, e.stdout)
+		if err != nil {
+			return err
+		}
+		p, err := db.PruneAudit(ctx, cutoff, x)
+		if note := x.close(err != nil); err != nil {
+			ce := failed(e.cmd.Name, err).(*cmdError)
+			ce.msg += note
+			return ce
+		}
+		summary := e.stdout
+		if *export == "-" {
+			summary = e.stderr // stdout holds the rows
+		}
+		return f.outputTo(summary, pruneOutput{p, false, export}, nil, func(w io.Writer) {
+			fmt.Fprintf(w, "pruned %d audit row(s) older than %s%s, exported to %s first\n",
+				p.Rows, stamp(&p.Before), spanText(p.AuditSpan), exportName(*export))
 		})
 	}
-	x, err := createAuditExport(*export, e.stdout)
-	if err != nil {
-		return err
-	}
-	p, err := db.PruneAudit(ctx, cutoff, x)
-	if note := x.close(err != nil); err != nil {
-		ce := failed(e.cmd.Name, err).(*cmdError)
-		ce.msg += note
-		return ce
-	}
-	summary := e.stdout
-	if *export == "-" {
-		summary = e.stderr // stdout holds the rows
-	}
-	return f.outputTo(summary, pruneOutput{p, false, export}, nil, func(w io.Writer) {
-		fmt.Fprintf(w, "pruned %d audit row(s) older than %s%s, exported to %s first\n",
-			p.Rows, stamp(&p.Before), spanText(p.AuditSpan), exportName(*export))
-	})
 }
 
 // pruneOutput is prune-audit's JSON.
@@ -111,23 +109,21 @@ func spanText(s store.AuditSpan) string {
 	return fmt.Sprintf(" (ids %d to %d, at %s to %s)", *s.FirstID, *s.LastID, stamp(s.OldestAt), stamp(s.NewestAt))
 }
 
-func runAuditStats(ctx context.Context, f *flags) error {
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+func runAuditStats(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		s, err := db.AuditStats(ctx)
+		return f.output(s, err, func(w io.Writer) {
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintf(tw, "rows\t%d\n", s.Rows)
+			fmt.Fprintf(tw, "bytes\t%d\n", s.Bytes)
+			fmt.Fprintf(tw, "oldest\t%s\n", stamp(s.OldestAt))
+			fmt.Fprintf(tw, "newest\t%s\n", stamp(s.NewestAt))
+			last := "never"
+			if p := s.LastPrune; p != nil {
+				last = fmt.Sprintf("%s (before %v, %v row(s))", stamp(&p.At), p.Details["before"], p.Details["rows"])
+			}
+			fmt.Fprintf(tw, "last prune\t%s\n", printable(last))
+			tw.Flush()
+		})
 	}
-	s, err := db.AuditStats(ctx)
-	return f.output(s, err, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "rows\t%d\n", s.Rows)
-		fmt.Fprintf(tw, "bytes\t%d\n", s.Bytes)
-		fmt.Fprintf(tw, "oldest\t%s\n", stamp(s.OldestAt))
-		fmt.Fprintf(tw, "newest\t%s\n", stamp(s.NewestAt))
-		last := "never"
-		if p := s.LastPrune; p != nil {
-			last = fmt.Sprintf("%s (before %v, %v row(s))", stamp(&p.At), p.Details["before"], p.Details["rows"])
-		}
-		fmt.Fprintf(tw, "last prune\t%s\n", printable(last))
-		tw.Flush()
-	})
 }

@@ -13,7 +13,7 @@ import (
 // This file holds the credential commands: issue-legacy-token, list-grants,
 // revoke-grant and revoke-token.
 
-func runIssueLegacyToken(ctx context.Context, f *flags) error {
+func runIssueLegacyToken(f *flags) action {
 	e := f.e
 	project := f.id("project-id", "the project `id`")
 	name := f.str("name", "a `name` that says who holds the token (1 to 200 characters)", needName)
@@ -24,56 +24,49 @@ func runIssueLegacyToken(ctx context.Context, f *flags) error {
 		lifetime, err = parseLifetime(*expiresIn, f.isSet("expires-in"))
 		return err
 	})
-	if err := f.parse(); err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		token, hash := newSecret(legacyTokenPrefix)
+		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
+		t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
+			TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
+		out := struct {
+			store.LegacyToken
+			Token string `json:"token"`
+		}{t, token}
+		return f.output(out, err, func(w io.Writer) {
+			fmt.Fprintln(w, token)
+			fmt.Fprintf(e.stderr, "%s: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
+				e.prog, t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
+		})
 	}
-	token, hash := newSecret(legacyTokenPrefix)
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return err
-	}
-	// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
-	t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
-		TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
-	out := struct {
-		store.LegacyToken
-		Token string `json:"token"`
-	}{t, token}
-	return f.output(out, err, func(w io.Writer) {
-		fmt.Fprintln(w, token)
-		fmt.Fprintf(e.stderr, "%s: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
-			e.prog, t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
-	})
 }
 
-func runListGrants(ctx context.Context, f *flags) error {
+func runListGrants(f *flags) action {
 	project := f.id("project-id", "the project `id`")
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	grants, err := db.ListGrants(ctx, *project)
-	if err != nil {
-		return err
-	}
-	legacy, err := db.ListLegacyTokens(ctx, *project)
-	out := struct {
-		ProjectID    string               `json:"project_id"`
-		Grants       []store.GrantSummary `json:"grants"`
-		LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
-	}{*project, grants, legacy}
-	return f.output(out, err, func(w io.Writer) {
-		table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants, func(g store.GrantSummary) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(quoteEmpty(g.ClientName)),
-				printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
-				len(g.ActiveTokens))
+	return func(ctx context.Context, db *store.DB) error {
+		grants, err := db.ListGrants(ctx, *project)
+		if err != nil {
+			return err
+		}
+		legacy, err := db.ListLegacyTokens(ctx, *project)
+		out := struct {
+			ProjectID    string               `json:"project_id"`
+			Grants       []store.GrantSummary `json:"grants"`
+			LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
+		}{*project, grants, legacy}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants, func(g store.GrantSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(quoteEmpty(g.ClientName)),
+					printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
+					len(g.ActiveTokens))
+			})
+			fmt.Fprintln(w)
+			table(w, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED", legacy, func(t store.LegacyToken) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
+					stamp(&t.CreatedAt), expiry(t.ExpiresAt), stamp(t.RevokedAt))
+			})
 		})
-		fmt.Fprintln(w)
-		table(w, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED", legacy, func(t store.LegacyToken) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
-				stamp(&t.CreatedAt), expiry(t.ExpiresAt), stamp(t.RevokedAt))
-		})
-	})
+	}
 }
 
 var runRevokeGrant = byID("grant-id", "the OAuth grant `id` (see list-grants)", (*store.DB).RevokeGrant,
@@ -81,27 +74,25 @@ var runRevokeGrant = byID("grant-id", "the OAuth grant `id` (see list-grants)", 
 		fmt.Fprintf(w, "revoked grant %s and %d token(s)\n", r.ID, r.TokensRevoked)
 	})
 
-func runRevokeToken(ctx context.Context, f *flags) error {
+func runRevokeToken(f *flags) action {
 	f.exactlyOne("token-id", "legacy-token-id")
 	token := f.optional("token-id", "an OAuth token `id` (see list-grants --json); a refresh token takes its family with it",
 		needUUID)
 	legacy := f.optional("legacy-token-id", "a legacy token `id` (see list-grants)", needUUID)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	var r store.Revocation
-	if *legacy != "" {
-		var t store.LegacyToken
-		if t, err = db.RevokeLegacyToken(ctx, *legacy); err == nil {
-			r = store.Revocation{ID: t.ID, Kind: "legacy", ProjectID: t.ProjectID, RevokedAt: *t.RevokedAt, TokensRevoked: 1}
+	return func(ctx context.Context, db *store.DB) (err error) {
+		var r store.Revocation
+		if *legacy != "" {
+			var t store.LegacyToken
+			if t, err = db.RevokeLegacyToken(ctx, *legacy); err == nil {
+				r = store.Revocation{ID: t.ID, Kind: "legacy", ProjectID: t.ProjectID, RevokedAt: *t.RevokedAt, TokensRevoked: 1}
+			}
+		} else {
+			r, err = db.RevokeOAuthToken(ctx, *token)
 		}
-	} else {
-		r, err = db.RevokeOAuthToken(ctx, *token)
+		return f.output(r, err, func(w io.Writer) {
+			fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
+		})
 	}
-	return f.output(r, err, func(w io.Writer) {
-		fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
-	})
 }
 
 // expiry formats a legacy token's optional expiry for text output.

@@ -29,7 +29,7 @@ var limitFlags = []limitFlag{
 	{"workflows", 0, 10_000_000, "stored workflows the project may hold"},
 }
 
-func runSetProjectLimits(ctx context.Context, f *flags) error {
+func runSetProjectLimits(f *flags) action {
 	project := f.id("project-id", "the project's `id`")
 	values := make([]*int64, len(limitFlags))
 	for i, l := range limitFlags {
@@ -44,49 +44,45 @@ func runSetProjectLimits(ctx context.Context, f *flags) error {
 		}
 		return errors.New("give at least one limit to set")
 	})
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	// given is the value of limitFlags[i], nil when the flag was not given.
-	given := func(i int) *int {
-		if !f.isSet(limitFlags[i].name) {
-			return nil
+	return func(ctx context.Context, db *store.DB) error {
+		// given is the value of limitFlags[i], nil when the flag was not given.
+		given := func(i int) *int {
+			if !f.isSet(limitFlags[i].name) {
+				return nil
+			}
+			n := int(*values[i])
+			return &n
 		}
-		n := int(*values[i])
-		return &n
+		u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1), Tasks: given(3), Workflows: given(4)}
+		if f.isSet("memory-bytes") {
+			u.MemoryBytes = values[2]
+		}
+		l, err := db.SetProjectLimits(ctx, *project, u)
+		out := struct {
+			ProjectID string       `json:"project_id"`
+			Limits    store.Limits `json:"limits"`
+		}{*project, l}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "LIMIT\tVALUE", limitRows(l), func(r limitRow) string { return fmt.Sprintf("%s\t%d", r.name, r.limit) })
+		})
 	}
-	u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1), Tasks: given(3), Workflows: given(4)}
-	if f.isSet("memory-bytes") {
-		u.MemoryBytes = values[2]
-	}
-	l, err := db.SetProjectLimits(ctx, *project, u)
-	out := struct {
-		ProjectID string       `json:"project_id"`
-		Limits    store.Limits `json:"limits"`
-	}{*project, l}
-	return f.output(out, err, func(w io.Writer) {
-		table(w, "LIMIT\tVALUE", limitRows(l), func(r limitRow) string { return fmt.Sprintf("%s\t%d", r.name, r.limit) })
-	})
 }
 
-func runProjectUsage(ctx context.Context, f *flags) error {
+func runProjectUsage(f *flags) action {
 	project := f.id("project-id", "the project's `id`")
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	u, err := db.ProjectUsage(ctx, *project)
-	used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
-	return f.output(u, err, func(w io.Writer) {
-		table(w, "WHAT\tUSED\tLIMIT", limitRows(u.Limits), func(r limitRow) string {
-			n := "-" // GitHub requests are counted in each server process, not stored
-			if used[r.i] >= 0 {
-				n = fmt.Sprint(used[r.i])
-			}
-			return fmt.Sprintf("%s\t%s\t%d", r.name, n, r.limit)
+	return func(ctx context.Context, db *store.DB) error {
+		u, err := db.ProjectUsage(ctx, *project)
+		used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
+		return f.output(u, err, func(w io.Writer) {
+			table(w, "WHAT\tUSED\tLIMIT", limitRows(u.Limits), func(r limitRow) string {
+				n := "-" // GitHub requests are counted in each server process, not stored
+				if used[r.i] >= 0 {
+					n = fmt.Sprint(used[r.i])
+				}
+				return fmt.Sprintf("%s\t%s\t%d", r.name, n, r.limit)
+			})
 		})
-	})
+	}
 }
 
 type limitRow struct {

@@ -14,31 +14,27 @@ import (
 // list-principals and list-members. They only read. Each --json is an
 // array of objects ([] when there is nothing), in creation order.
 
-func runListAccounts(ctx context.Context, f *flags) error {
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	list, err := db.ListAccounts(ctx)
-	return f.output(list, err, func(w io.Writer) {
-		table(w, "ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt), a.Projects, a.Principals)
+func runListAccounts(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		list, err := db.ListAccounts(ctx)
+		return f.output(list, err, func(w io.Writer) {
+			table(w, "ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt), a.Projects, a.Principals)
+			})
 		})
-	})
+	}
 }
 
-func runListProjects(ctx context.Context, f *flags) error {
+func runListProjects(f *flags) action {
 	account := f.optional("account-id", "only the projects of this account `id`", needUUID)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	list, err := db.ListProjects(ctx, *account)
-	return f.output(list, err, func(w io.Writer) {
-		table(w, "PROJECT ID\tACCOUNT ID\tNAME\tCREATED\tMEMBERS", list, func(p store.ProjectSummary) string {
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.ID, p.AccountID, printable(p.Name), stamp(&p.CreatedAt), p.Members)
+	return func(ctx context.Context, db *store.DB) error {
+		list, err := db.ListProjects(ctx, *account)
+		return f.output(list, err, func(w io.Writer) {
+			table(w, "PROJECT ID\tACCOUNT ID\tNAME\tCREATED\tMEMBERS", list, func(p store.ProjectSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.ID, p.AccountID, printable(p.Name), stamp(&p.CreatedAt), p.Members)
+			})
 		})
-	})
+	}
 }
 
 var runListPrincipals = byID("account-id", "the account `id`", (*store.DB).ListPrincipals,

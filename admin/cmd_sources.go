@@ -19,7 +19,7 @@ const (
 	defaultFragmentLimit = maxFragmentLimit
 )
 
-func runLinkRepository(ctx context.Context, f *flags) error {
+func runLinkRepository(f *flags) action {
 	project := f.id("project-id", "the project `id`")
 	owner := f.str("github-owner", "the repository's GitHub `owner` (user or organization)", needOwner)
 	repo := f.str("github-repository", "the repository `name`, without the owner", needRepository)
@@ -27,31 +27,27 @@ func runLinkRepository(ctx context.Context, f *flags) error {
 	repoID := f.Int64("github-repository-id", 0, "the repository's numeric GitHub `id` (optional; lets tokens be scoped by id)")
 	f.need(func() error { return needPositive("github-installation-id", *inst) })
 	f.need(func() error { return f.ifSet("github-repository-id", needPositive("github-repository-id", *repoID)) })
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		r, err := db.LinkRepository(ctx, store.NewRepository{ProjectID: *project, GitHubOwner: *owner,
+			GitHubRepository: *repo, GitHubInstallationID: *inst, GitHubRepositoryID: *repoID})
+		return f.output(r, err, func(w io.Writer) { fmt.Fprintln(w, r.ID) })
 	}
-	r, err := db.LinkRepository(ctx, store.NewRepository{ProjectID: *project, GitHubOwner: *owner,
-		GitHubRepository: *repo, GitHubInstallationID: *inst, GitHubRepositoryID: *repoID})
-	return f.output(r, err, func(w io.Writer) { fmt.Fprintln(w, r.ID) })
 }
 
-func runUnlinkRepository(ctx context.Context, f *flags) error {
+func runUnlinkRepository(f *flags) action {
 	project := f.id("project-id", "the project `id`")
 	owner := f.str("github-owner", "the repository's GitHub `owner`", needOwner)
 	repo := f.str("github-repository", "the repository `name`, without the owner", needRepository)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		r, err := db.UnlinkRepository(ctx, *project, *owner, *repo)
+		return f.output(r, err, func(w io.Writer) {
+			fmt.Fprintf(w, "unlinked %s/%s from project %s; its document sources can no longer be read\n",
+				r.GitHubOwner, r.GitHubRepository, r.ProjectID)
+		})
 	}
-	r, err := db.UnlinkRepository(ctx, *project, *owner, *repo)
-	return f.output(r, err, func(w io.Writer) {
-		fmt.Fprintf(w, "unlinked %s/%s from project %s; its document sources can no longer be read\n",
-			r.GitHubOwner, r.GitHubRepository, r.ProjectID)
-	})
 }
 
-func runAddDocumentSource(ctx context.Context, f *flags) error {
+func runAddDocumentSource(f *flags) action {
 	project := f.id("project-id", "the project `id`")
 	owner := f.str("github-owner", "the GitHub `owner` of a repository linked to the project", needOwner)
 	repo := f.str("github-repository", "the repository `name`, without the owner", needRepository)
@@ -88,20 +84,18 @@ func runAddDocumentSource(ctx context.Context, f *flags) error {
 		}
 		return nil
 	})
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	in := store.NewDocumentSource{ProjectID: *project, GitHubOwner: *owner,
-		GitHubRepository: *repo, Role: *role, Path: *path, CommitSHA: *commit, TrackingRef: *track,
-		Profile: *profile, FragmentLimit: *limit}
-	if !*skipCheck {
-		if err := f.e.verifySource(ctx, db, in); err != nil {
-			return err
+	return func(ctx context.Context, db *store.DB) error {
+		in := store.NewDocumentSource{ProjectID: *project, GitHubOwner: *owner,
+			GitHubRepository: *repo, Role: *role, Path: *path, CommitSHA: *commit, TrackingRef: *track,
+			Profile: *profile, FragmentLimit: *limit}
+		if !*skipCheck {
+			if err := f.e.verifySource(ctx, db, in); err != nil {
+				return err
+			}
 		}
+		s, err := db.AddDocumentSource(ctx, in)
+		return f.output(s, err, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
 	}
-	s, err := db.AddDocumentSource(ctx, in)
-	return f.output(s, err, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
 }
 
 var runRevokeDocumentSource = byID("source-id", "the document source `id`", (*store.DB).RevokeDocumentSource,
@@ -109,38 +103,36 @@ var runRevokeDocumentSource = byID("source-id", "the document source `id`", (*st
 		fmt.Fprintf(w, "revoked document source %s (%s/%s %s)\n", s.ID, s.GitHubOwner, s.GitHubRepository, s.Path)
 	})
 
-func runListDocumentSources(ctx context.Context, f *flags) error {
+func runListDocumentSources(f *flags) action {
 	project := f.id("project-id", "the project `id`")
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
-	}
-	repos, err := db.ListRepositories(ctx, *project)
-	if err != nil {
-		return err
-	}
-	sources, err := db.ListDocumentSources(ctx, *project)
-	out := struct {
-		ProjectID    string                 `json:"project_id"`
-		Repositories []store.Repository     `json:"repositories"`
-		Sources      []store.DocumentSource `json:"sources"`
-	}{*project, repos, sources}
-	return f.output(out, err, func(w io.Writer) {
-		table(w, "REPOSITORY ID\tREPOSITORY\tINSTALLATION\tSTATUS", repos, func(r store.Repository) string {
-			return fmt.Sprintf("%s\t%s/%s\t%d\t%s", r.ID, r.GitHubOwner, r.GitHubRepository,
-				r.GitHubInstallationID, status(r.RevokedAt != nil, "unlinked"))
-		})
-		fmt.Fprintln(w)
-		table(w, "SOURCE ID\tREPOSITORY\tROLE\tPATH\tREF\tPROFILE\tFRAGMENT LIMIT\tSTATUS", sources,
-			func(s store.DocumentSource) string {
-				st := status(s.RevokedAt != nil, "revoked")
-				if s.RevokedAt == nil && s.RepositoryRevokedAt != nil {
-					st = "repository unlinked"
-				}
-				return fmt.Sprintf("%s\t%s/%s\t%s\t%s\t%s\t%s\t%d\t%s", s.ID, s.GitHubOwner, s.GitHubRepository,
-					s.Role, s.Path, ref(s.CommitSHA, s.TrackingRef), orDash(s.Profile), s.FragmentLimit, st)
+	return func(ctx context.Context, db *store.DB) error {
+		repos, err := db.ListRepositories(ctx, *project)
+		if err != nil {
+			return err
+		}
+		sources, err := db.ListDocumentSources(ctx, *project)
+		out := struct {
+			ProjectID    string                 `json:"project_id"`
+			Repositories []store.Repository     `json:"repositories"`
+			Sources      []store.DocumentSource `json:"sources"`
+		}{*project, repos, sources}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "REPOSITORY ID\tREPOSITORY\tINSTALLATION\tSTATUS", repos, func(r store.Repository) string {
+				return fmt.Sprintf("%s\t%s/%s\t%d\t%s", r.ID, r.GitHubOwner, r.GitHubRepository,
+					r.GitHubInstallationID, status(r.RevokedAt != nil, "unlinked"))
 			})
-	})
+			fmt.Fprintln(w)
+			table(w, "SOURCE ID\tREPOSITORY\tROLE\tPATH\tREF\tPROFILE\tFRAGMENT LIMIT\tSTATUS", sources,
+				func(s store.DocumentSource) string {
+					st := status(s.RevokedAt != nil, "revoked")
+					if s.RevokedAt == nil && s.RepositoryRevokedAt != nil {
+						st = "repository unlinked"
+					}
+					return fmt.Sprintf("%s\t%s/%s\t%s\t%s\t%s\t%s\t%d\t%s", s.ID, s.GitHubOwner, s.GitHubRepository,
+						s.Role, s.Path, ref(s.CommitSHA, s.TrackingRef), orDash(s.Profile), s.FragmentLimit, st)
+				})
+		})
+	}
 }
 
 // ref describes a source's pin for text output: the commit, or "track:<branch>".

@@ -15,43 +15,34 @@ import (
 // This file holds the tenant-tree commands: migrate, create-account,
 // create-project, create-principal, add-member and signin-link.
 
-func runMigrate(ctx context.Context, f *flags) error {
-	if err := f.parse(); err != nil {
-		return err
+func runMigrate(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		// migrate changes no data, so it writes no audit row; heyaira_schema records the version.
+		return f.output(map[string]any{"migrated": true}, db.Migrate(ctx, f.e.schema), func(w io.Writer) {
+			fmt.Fprintln(w, "schema applied")
+		})
 	}
-	db, err := f.e.open(ctx, true)
-	if err != nil {
-		return err
-	}
-	// migrate changes no data, so it writes no audit row; heyaira_schema records the version.
-	return f.output(map[string]any{"migrated": true}, db.Migrate(ctx, f.e.schema), func(w io.Writer) {
-		fmt.Fprintln(w, "schema applied")
-	})
 }
 
-func runCreateAccount(ctx context.Context, f *flags) error {
+func runCreateAccount(f *flags) action {
 	name := f.str("name", "the account's display `name` (1 to 200 characters)", needName)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		a, err := db.CreateAccount(ctx, *name)
+		return f.output(a, err, func(w io.Writer) { fmt.Fprintln(w, a.ID) })
 	}
-	a, err := db.CreateAccount(ctx, *name)
-	return f.output(a, err, func(w io.Writer) { fmt.Fprintln(w, a.ID) })
 }
 
-func runCreateProject(ctx context.Context, f *flags) error {
-	return createInAccount(ctx, f, "the `id` of the account that owns the project",
-		"the project's display `name` (1 to 200 characters)",
-		func(db *store.DB, account, name string) (store.Project, string, error) {
+func runCreateProject(f *flags) action {
+	return createInAccount(f, "the `id` of the account that owns the project", "the project's display `name` (1 to 200 characters)",
+		func(ctx context.Context, db *store.DB, account, name string) (store.Project, string, error) {
 			p, err := db.CreateProject(ctx, account, name)
 			return p, p.ID, err
 		})
 }
 
-func runCreatePrincipal(ctx context.Context, f *flags) error {
-	return createInAccount(ctx, f, "the `id` of the principal's account",
-		"the principal's display `name` (1 to 200 characters)",
-		func(db *store.DB, account, name string) (store.Principal, string, error) {
+func runCreatePrincipal(f *flags) action {
+	return createInAccount(f, "the `id` of the principal's account", "the principal's display `name` (1 to 200 characters)",
+		func(ctx context.Context, db *store.DB, account, name string) (store.Principal, string, error) {
 			u, err := db.CreatePrincipal(ctx, account, name)
 			return u, u.ID, err
 		})
@@ -59,61 +50,53 @@ func runCreatePrincipal(ctx context.Context, f *flags) error {
 
 // createInAccount is create-project and create-principal: something named
 // --name in the account --account-id, printed as its id.
-func createInAccount[T any](ctx context.Context, f *flags, accountUsage, nameUsage string,
-	create func(db *store.DB, account, name string) (T, string, error)) error {
+func createInAccount[T any](f *flags, accountUsage, nameUsage string,
+	create func(ctx context.Context, db *store.DB, account, name string) (T, string, error)) action {
 	account := f.id("account-id", accountUsage)
 	name := f.str("name", nameUsage, needName)
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		v, id, err := create(ctx, db, *account, *name)
+		return f.output(v, err, func(w io.Writer) { fmt.Fprintln(w, id) })
 	}
-	v, id, err := create(db, *account, *name)
-	return f.output(v, err, func(w io.Writer) { fmt.Fprintln(w, id) })
 }
 
-func runAddMember(ctx context.Context, f *flags) error {
+func runAddMember(f *flags) action {
 	project := f.id("project-id", "the project `id`")
 	principal := f.id("principal-id", "the principal `id` (same account as the project)")
-	db, err := f.start(ctx)
-	if err != nil {
-		return err
+	return func(ctx context.Context, db *store.DB) error {
+		m, err := db.AddMember(ctx, *project, *principal)
+		return f.output(m, err, func(w io.Writer) {
+			fmt.Fprintf(w, "principal %s is a member of project %s\n", m.PrincipalID, m.ProjectID)
+		})
 	}
-	m, err := db.AddMember(ctx, *project, *principal)
-	return f.output(m, err, func(w io.Writer) {
-		fmt.Fprintf(w, "principal %s is a member of project %s\n", m.PrincipalID, m.ProjectID)
-	})
 }
 
 // defaultPublicURL is HEYAIRA_PUBLIC_URL when unset (docs/design.md §3).
 const defaultPublicURL = "http://127.0.0.1:8080"
 
-func runSigninLink(ctx context.Context, f *flags) error {
+func runSigninLink(f *flags) action {
 	e := f.e
 	principal := f.id("principal-id", "the `id` of the principal who will sign in")
-	if err := f.parse(); err != nil {
+	var base string
+	f.needEnv(func() (err error) {
+		base, err = publicURL(e.getenv("HEYAIRA_PUBLIC_URL"))
 		return err
-	}
-	base, err := publicURL(e.getenv("HEYAIRA_PUBLIC_URL"))
-	if err != nil {
-		return err
-	}
-	secret, hash := newSecret("")
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return err
-	}
-	l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
-	// The secret travels only in this URL, printed once; the store has its hash.
-	link := base + "/signin?token=" + secret
-	out := struct {
-		store.SigninLink
-		URL string `json:"url"`
-	}{l, link}
-	return f.output(out, err, func(w io.Writer) {
-		fmt.Fprintln(w, link)
-		fmt.Fprintf(e.stderr, "%s: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
-			e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
 	})
+	return func(ctx context.Context, db *store.DB) error {
+		secret, hash := newSecret("")
+		l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
+		// The secret travels only in this URL, printed once; the store has its hash.
+		link := base + "/signin?token=" + secret
+		out := struct {
+			store.SigninLink
+			URL string `json:"url"`
+		}{l, link}
+		return f.output(out, err, func(w io.Writer) {
+			fmt.Fprintln(w, link)
+			fmt.Fprintf(e.stderr, "%s: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
+				e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
+		})
+	}
 }
 
 // publicURL checks HEYAIRA_PUBLIC_URL (or its default) and returns it without

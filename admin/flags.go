@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,10 +25,11 @@ import (
 // once the command line is parsed.
 type flags struct {
 	*flag.FlagSet
-	e      *env
-	args   []string
-	json   *bool
-	checks []func() error
+	e          *env
+	args       []string
+	json       *bool
+	checks     []func() error
+	beforeOpen []func() error // checks of the environment: their errors are failures, not usage errors
 }
 
 // flags returns a new flag set for the command c run with args. Parse errors
@@ -41,6 +41,9 @@ func (e *env) flags(c Command, args []string) *flags {
 	f.json = fs.Bool("json", false, "print the result as JSON on stdout")
 	return f
 }
+
+// needEnv adds a check of the environment, run after the command line's.
+func (f *flags) needEnv(check func() error) { f.beforeOpen = append(f.beforeOpen, check) }
 
 // need adds a check of the command line; its error text names the flag.
 func (f *flags) need(check func() error) { f.checks = append(f.checks, check) }
@@ -83,14 +86,6 @@ func (f *flags) parse() error {
 		}
 	}
 	return nil
-}
-
-// start parses and checks the command line, then opens the database.
-func (f *flags) start(ctx context.Context) (*store.DB, error) {
-	if err := f.parse(); err != nil {
-		return nil, err
-	}
-	return f.e.open(ctx, false)
 }
 
 // usage returns a usage error of the running command.
