@@ -181,9 +181,12 @@ func run(ctx context.Context, e *env, args []string) error {
 // the environment, opens the database (without the schema check for
 // migrate, which applies it) and runs the command's action.
 func (e *env) exec(ctx context.Context, args []string) error {
-	f := e.flags(e.cmd, args)
+	// Parse errors are not printed by the flag package: parse reports them as one line.
+	f := &flags{FlagSet: flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError), e: e}
+	f.SetOutput(io.Discard)
+	f.json = f.Bool("json", false, "print the result as JSON on stdout")
 	act := e.cmd.run(f)
-	if err := f.parse(); err != nil {
+	if err := f.parse(args); err != nil {
 		return err
 	}
 	for _, check := range f.beforeOpen {

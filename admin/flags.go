@@ -26,20 +26,9 @@ import (
 type flags struct {
 	*flag.FlagSet
 	e          *env
-	args       []string
 	json       *bool
 	checks     []func() error
 	beforeOpen []func() error // checks of the environment: their errors are failures, not usage errors
-}
-
-// flags returns a new flag set for the command c run with args. Parse errors
-// are not printed by the flag package: parse reports them as one line.
-func (e *env) flags(c Command, args []string) *flags {
-	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f := &flags{FlagSet: fs, e: e, args: args}
-	f.json = fs.Bool("json", false, "print the result as JSON on stdout")
-	return f
 }
 
 // needEnv adds a check of the environment, run after the command line's.
@@ -65,12 +54,12 @@ func (f *flags) optional(name, usage string, check func(name, v string) error) *
 // id declares a required id flag.
 func (f *flags) id(name, usage string) *string { return f.str(name, usage, needUUID) }
 
-// parse parses the command line and runs the checks. --help prints the
+// parse parses args and runs the checks. --help prints the
 // command's help on stdout and returns flag.ErrHelp; any other problem is a
 // *usageError: the first that a check found. Positional arguments are
 // refused: every value is a named flag.
-func (f *flags) parse() error {
-	err := f.FlagSet.Parse(f.args)
+func (f *flags) parse(args []string) error {
+	err := f.FlagSet.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		f.printHelp(f.e.stdout)
