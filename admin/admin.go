@@ -136,9 +136,8 @@ func RunAs(ctx context.Context, prog string, args []string, getenv func(string) 
 
 // run runs the command args[0] with e's I/O, configuration and GitHub.
 func run(ctx context.Context, e *env, args []string) error {
-	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
-		printTable(stderr)
+		printTable(e.stderr)
 		return ErrUsage
 	}
 	switch args[0] {
@@ -149,30 +148,28 @@ func run(ctx context.Context, e *env, args []string) error {
 				return e.exec(ctx, []string{"--help"})
 			}
 		}
-		printTable(stdout)
+		printTable(e.stdout)
 		return flag.ErrHelp
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n", e.prog, args[0])
-		printTable(stderr)
+		fmt.Fprintf(e.stderr, "%s: unknown command %q\n", e.prog, args[0])
+		printTable(e.stderr)
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
 	e.cmd = c
 	defer e.close()
 	err := e.exec(ctx, args[1:])
-	var ue *usageError
 	var ce *cmdError
 	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp), errors.As(err, &ce):
-	case errors.As(err, &ue):
-		// main prints nothing for usage errors, so the reason is printed here, once.
-		fmt.Fprintf(stderr, "%s: %s\n", e.prog, ue.Error())
-	default:
-		// Any other error comes after the input was accepted: from the
-		// store, from opening it, or from a check that needs more than the
-		// command line.
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case !errors.As(err, &ce):
+		// An error from the store, from opening it, or from a check of the
+		// environment: the input was accepted.
 		err = failed(c.Name, err)
+	case errors.Is(err, ErrUsage):
+		// main prints nothing for usage errors, so the reason is printed here, once.
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.prog, ce.Error())
 	}
 	return err
 }
@@ -234,9 +231,6 @@ type env struct {
 // open connects to HEYAIRA_DATABASE_URL. Unless migrating, it also checks
 // that the schema has been applied, so a fresh database gives a clear hint.
 func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
-	if e.db != nil {
-		return e.db, nil
-	}
 	dsn := e.getenv("HEYAIRA_DATABASE_URL")
 	if dsn == "" {
 		return nil, errors.New("HEYAIRA_DATABASE_URL is not set")
@@ -261,17 +255,10 @@ func (e *env) close() {
 	}
 }
 
-// usageError is a problem with the command line. It wraps ErrUsage.
-type usageError struct {
-	cmd string
-	msg string
-}
-
-func (e *usageError) Error() string        { return e.cmd + ": " + e.msg }
-func (e *usageError) Is(target error) bool { return target == ErrUsage }
-
-// cmdError is a command that failed after its input was accepted: a rule
-// that needs the database refused it, or the database could not answer.
+// cmdError is a command's one-line reason for failing. It wraps ErrUsage
+// when the command line itself is wrong; otherwise the command failed after
+// its input was accepted (a rule that needs the database refused it, or the
+// database could not answer) and it wraps that error.
 type cmdError struct {
 	cmd string
 	msg string
@@ -297,10 +284,6 @@ func failed(cmd string, err error) error {
 			msg = "database unavailable: " + oe.Cause.Error()
 		}
 	}
-	return &cmdError{cmd: cmd, msg: oneLine(msg), err: err}
-}
-
-// oneLine keeps an error message on one line, whatever the driver said.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	// One line, whatever the driver said.
+	return &cmdError{cmd: cmd, msg: strings.Join(strings.Fields(msg), " "), err: err}
 }

@@ -112,17 +112,13 @@ func newOffboardingReport(tokens []store.LegacyToken) offboardingReport {
 	r := offboardingReport{LiveLegacyTokens: []legacyNotice{}, Warnings: []string{}}
 	for _, t := range tokens {
 		r.LiveLegacyTokens = append(r.LiveLegacyTokens, legacyNotice{ID: t.ID, ProjectID: t.ProjectID,
-			Name: t.Name, ExpiresAt: t.ExpiresAt, RevokeCommand: revokeLegacyCommand(t.ID)})
+			Name: t.Name, ExpiresAt: t.ExpiresAt, RevokeCommand: "heyaira-admin revoke-token --legacy-token-id " + t.ID})
 	}
 	if n := len(tokens); n > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d live legacy token(s) still work: they belong to the project, "+
 			"not to the person; revoke each one the person knew (listed on stdout, or live_legacy_tokens in --json)", n))
 	}
 	return r
-}
-
-func revokeLegacyCommand(id string) string {
-	return "heyaira-admin revoke-token --legacy-token-id " + id
 }
 
 // text prints one line per live legacy token, after the command's own line.

@@ -56,7 +56,7 @@ func (f *flags) id(name, usage string) *string { return f.str(name, usage, needU
 
 // parse parses args and runs the checks. --help prints the
 // command's help on stdout and returns flag.ErrHelp; any other problem is a
-// *usageError: the first that a check found. Positional arguments are
+// usage error: the first that a check found. Positional arguments are
 // refused: every value is a named flag.
 func (f *flags) parse(args []string) error {
 	err := f.FlagSet.Parse(args)
@@ -79,7 +79,7 @@ func (f *flags) parse(args []string) error {
 
 // usage returns a usage error of the running command.
 func (f *flags) usage(msg string) error {
-	return &usageError{cmd: f.Name(), msg: printable(msg) + " (see --help)"}
+	return &cmdError{cmd: f.Name(), msg: printable(msg) + " (see --help)", err: ErrUsage}
 }
 
 // isSet reports whether the flag was given on the command line.
