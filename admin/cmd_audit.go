@@ -71,7 +71,7 @@ func runAudit(f *flags) action {
 					details = string(b)
 				}
 				return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
-					dash(ev.ProjectID), ev.Target, ev.Outcome, printable(details))
+					orElse(ev.ProjectID, "-"), ev.Target, ev.Outcome, printable(details))
 			})
 		})
 	}

@@ -60,7 +60,7 @@ func runListGrants(f *flags) action {
 		}{*project, grants, legacy}
 		return f.output(out, err, func(w io.Writer) {
 			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants, func(g store.GrantSummary) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(quoteEmpty(g.ClientName)),
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(orElse(g.ClientName, `""`)),
 					printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
 					len(g.ActiveTokens))
 			})
@@ -97,29 +97,6 @@ func runRevokeToken(f *flags) action {
 			fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
 		})
 	}
-}
-
-// expiry formats a legacy token's optional expiry for text output.
-func expiry(t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	return stamp(t)
-}
-
-// stamp formats an optional time for text output.
-func stamp(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }
 
 // secretBytes is the entropy of every secret the admin CLI makes (256 bits).

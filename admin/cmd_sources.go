@@ -138,28 +138,6 @@ func runListDocumentSources(f *flags) action {
 	}
 }
 
-// ref describes a source's pin for text output: the commit, or "track:<branch>".
-func ref(commit, tracking *string) string {
-	if commit == nil && tracking != nil {
-		return "track:" + *tracking
-	}
-	return orDash(commit)
-}
-
-func orDash(s *string) string {
-	if s == nil {
-		return "-"
-	}
-	return *s
-}
-
-func status(revoked bool, word string) string {
-	if revoked {
-		return word
-	}
-	return "active"
-}
-
 // Account sources are the account-wide instruction documents (core and mode
 // layers) that workflow dispatch reads from docs/agents/. They grant no
 // standalone document access.

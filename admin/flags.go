@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -139,6 +140,63 @@ func (f *flags) outputTo(w io.Writer, v any, err error, text func(w io.Writer)) 
 	}
 	text(w)
 	return nil
+}
+
+// table prints a header and one row per item, in aligned columns. Tables
+// one after the other, with an empty line between, are aligned each on its own.
+func table[T any](w io.Writer, header string, items []T, row func(T) string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
+	}
+	tw.Flush()
+}
+
+// expiry formats a legacy token's optional expiry for text output.
+func expiry(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return stamp(t)
+}
+
+// stamp formats an optional time for text output.
+func stamp(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// ref describes a source's pin for text output: the commit, or "track:<branch>".
+func ref(commit, tracking *string) string {
+	if commit == nil && tracking != nil {
+		return "track:" + *tracking
+	}
+	return orDash(commit)
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func status(revoked bool, word string) string {
+	if revoked {
+		return word
+	}
+	return "active"
+}
+
+// orElse is s, or alt when s is empty.
+func orElse(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // Checks. Each returns nil or an error whose text names the flag.
