@@ -64,15 +64,16 @@ func runAudit(f *flags) action {
 			out.Events = []store.AuditEvent{}
 		}
 		return f.output(out, err, func(w io.Writer) {
-			table(w, "ID\tAT\tACTOR\tACTION\tPROJECT\tTARGET\tOUTCOME\tDETAILS", out.Events, func(ev store.AuditEvent) string {
-				details := "-"
-				if len(ev.Details) > 0 {
-					b, _ := json.Marshal(ev.Details)
-					details = string(b)
-				}
-				return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
-					orElse(ev.ProjectID, "-"), ev.Target, ev.Outcome, printable(details))
-			})
+			table(w, "ID\tAT\tACTOR\tACTION\tPROJECT\tTARGET\tOUTCOME\tDETAILS", out.Events,
+				func(ev store.AuditEvent) string {
+					details := "-"
+					if len(ev.Details) > 0 {
+						b, _ := json.Marshal(ev.Details)
+						details = string(b)
+					}
+					return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
+						orElse(ev.ProjectID, "-"), ev.Target, ev.Outcome, printable(details))
+				})
 		})
 	}
 }

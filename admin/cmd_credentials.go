@@ -59,11 +59,12 @@ func runListGrants(f *flags) action {
 			LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
 		}{*project, grants, legacy}
 		return f.output(out, err, func(w io.Writer) {
-			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants, func(g store.GrantSummary) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(orElse(g.ClientName, `""`)),
-					printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
-					len(g.ActiveTokens))
-			})
+			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants,
+				func(g store.GrantSummary) string {
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(orElse(g.ClientName, `""`)),
+						printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
+						len(g.ActiveTokens))
+				})
 			fmt.Fprintln(w)
 			table(w, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED", legacy, func(t store.LegacyToken) string {
 				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),

@@ -70,19 +70,6 @@ var runRevokeSessions = byID("principal-id", "the principal `id`", (*store.DB).R
 		fmt.Fprintf(w, "revoked %d browser session(s) of principal %s\n", c.SessionsRevoked, c.PrincipalID)
 	})
 
-// byID is a command whose only flag is the id name: it gives the id to call
-// and prints what call returns.
-func byID[T any](name, usage string, call func(*store.DB, context.Context, string) (T, error),
-	text func(io.Writer, T)) func(*flags) action {
-	return func(f *flags) action {
-		id := f.id(name, usage)
-		return func(ctx context.Context, db *store.DB) error {
-			v, err := call(db, ctx, *id)
-			return f.output(v, err, func(w io.Writer) { text(w, v) })
-		}
-	}
-}
-
 // What offboarding leaves live: legacy tokens belong to a project, not to a
 // person, so remove-member and disable-principal cannot revoke them on the
 // person's behalf. Both commands name each live legacy token of the projects

@@ -53,7 +53,8 @@ func runSetProjectLimits(f *flags) action {
 			n := int(*values[i])
 			return &n
 		}
-		u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1), Tasks: given(3), Workflows: given(4)}
+		u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1),
+			Tasks: given(3), Workflows: given(4)}
 		if f.isSet("memory-bytes") {
 			u.MemoryBytes = values[2]
 		}
@@ -63,27 +64,24 @@ func runSetProjectLimits(f *flags) action {
 			Limits    store.Limits `json:"limits"`
 		}{*project, l}
 		return f.output(out, err, func(w io.Writer) {
-			table(w, "LIMIT\tVALUE", limitRows(l), func(r limitRow) string { return fmt.Sprintf("%s\t%d", r.name, r.limit) })
-		})
-	}
-}
-
-func runProjectUsage(f *flags) action {
-	project := f.id("project-id", "the project's `id`")
-	return func(ctx context.Context, db *store.DB) error {
-		u, err := db.ProjectUsage(ctx, *project)
-		used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
-		return f.output(u, err, func(w io.Writer) {
-			table(w, "WHAT\tUSED\tLIMIT", limitRows(u.Limits), func(r limitRow) string {
-				n := "-" // GitHub requests are counted in each server process, not stored
-				if used[r.i] >= 0 {
-					n = fmt.Sprint(used[r.i])
-				}
-				return fmt.Sprintf("%s\t%s\t%d", r.name, n, r.limit)
+			table(w, "LIMIT\tVALUE", limitRows(l), func(r limitRow) string {
+				return fmt.Sprintf("%s\t%d", r.name, r.limit)
 			})
 		})
 	}
 }
+
+var runProjectUsage = byID("project-id", "the project's `id`", (*store.DB).ProjectUsage,
+	func(w io.Writer, u store.Usage) {
+		used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
+		table(w, "WHAT\tUSED\tLIMIT", limitRows(u.Limits), func(r limitRow) string {
+			n := "-" // GitHub requests are counted in each server process, not stored
+			if used[r.i] >= 0 {
+				n = fmt.Sprint(used[r.i])
+			}
+			return fmt.Sprintf("%s\t%s\t%d", r.name, n, r.limit)
+		})
+	})
 
 type limitRow struct {
 	i     int // the index in limitFlags

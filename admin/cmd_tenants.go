@@ -34,7 +34,8 @@ func runCreateAccount(f *flags) action {
 }
 
 func runCreateProject(f *flags) action {
-	return createInAccount(f, "the `id` of the account that owns the project", "the project's display `name` (1 to 200 characters)",
+	return createInAccount(f, "the `id` of the account that owns the project",
+		"the project's display `name` (1 to 200 characters)",
 		func(ctx context.Context, db *store.DB, account, name string) (store.Project, string, error) {
 			p, err := db.CreateProject(ctx, account, name)
 			return p, p.ID, err
@@ -42,7 +43,8 @@ func runCreateProject(f *flags) action {
 }
 
 func runCreatePrincipal(f *flags) action {
-	return createInAccount(f, "the `id` of the principal's account", "the principal's display `name` (1 to 200 characters)",
+	return createInAccount(f, "the `id` of the principal's account",
+		"the principal's display `name` (1 to 200 characters)",
 		func(ctx context.Context, db *store.DB, account, name string) (store.Principal, string, error) {
 			u, err := db.CreatePrincipal(ctx, account, name)
 			return u, u.ID, err
@@ -123,7 +125,8 @@ func runListAccounts(f *flags) action {
 		list, err := db.ListAccounts(ctx)
 		return f.output(list, err, func(w io.Writer) {
 			table(w, "ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt), a.Projects, a.Principals)
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt),
+					a.Projects, a.Principals)
 			})
 		})
 	}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -54,6 +55,19 @@ func (f *flags) optional(name, usage string, check func(name, v string) error) *
 
 // id declares a required id flag.
 func (f *flags) id(name, usage string) *string { return f.str(name, usage, needUUID) }
+
+// byID is a command whose only flag is the id name: it gives the id to call
+// and prints what call returns.
+func byID[T any](name, usage string, call func(*store.DB, context.Context, string) (T, error),
+	text func(io.Writer, T)) func(*flags) action {
+	return func(f *flags) action {
+		id := f.id(name, usage)
+		return func(ctx context.Context, db *store.DB) error {
+			v, err := call(db, ctx, *id)
+			return f.output(v, err, func(w io.Writer) { text(w, v) })
+		}
+	}
+}
 
 // parse parses args and runs the checks. --help prints the
 // command's help on stdout and returns flag.ErrHelp; any other problem is a
