@@ -37,8 +37,7 @@ import (
 )
 
 // ErrUsage is wrapped by every error caused by the command line itself: an
-// unknown command or flag, a missing or malformed value. main exits 2 on it.
-// Run has already printed the one-line reason on stderr.
+// unknown command or flag, a missing or malformed value (exit status 2).
 var ErrUsage = errors.New("usage")
 
 // Command describes one admin command, for help output and for the README

@@ -31,12 +31,9 @@ func runRemoveMember(f *flags) action {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("project %s has no members left: only its %d live legacy "+
 				"token(s) can reach it now, and nobody can approve a new client for it", r.ProjectID, len(r.LiveLegacyTokens)))
 		}
-		out.warn(f.e)
-		return f.output(out, nil, func(w io.Writer) {
-			fmt.Fprintf(w, "principal %s is no longer a member of project %s; revoked %d grant(s), %d token(s) and %d "+
-				"unused sign-in link(s)\n", r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked, r.LinksRevoked)
-			out.text(w)
-		})
+		return out.print(f, out, fmt.Sprintf("principal %s is no longer a member of project %s; revoked %d grant(s), "+
+			"%d token(s) and %d unused sign-in link(s)", r.PrincipalID, r.ProjectID, r.GrantsRevoked, r.TokensRevoked,
+			r.LinksRevoked))
 	}
 }
 
@@ -51,12 +48,8 @@ func runDisablePrincipal(f *flags) action {
 			store.PrincipalChange
 			offboardingReport
 		}{c, newOffboardingReport(c.LiveLegacyTokens)}
-		out.warn(f.e)
-		return f.output(out, nil, func(w io.Writer) {
-			fmt.Fprintf(w, "disabled principal %s; revoked %d grant(s), %d token(s), %d session(s), %d sign-in link(s)\n",
-				c.PrincipalID, c.GrantsRevoked, c.TokensRevoked, c.SessionsRevoked, c.LinksRevoked)
-			out.text(w)
-		})
+		return out.print(f, out, fmt.Sprintf("disabled principal %s; revoked %d grant(s), %d token(s), %d session(s), "+
+			"%d sign-in link(s)", c.PrincipalID, c.GrantsRevoked, c.TokensRevoked, c.SessionsRevoked, c.LinksRevoked))
 	}
 }
 
@@ -108,18 +101,19 @@ func newOffboardingReport(tokens []store.LegacyToken) offboardingReport {
 	return r
 }
 
-// text prints one line per live legacy token, after the command's own line.
-func (r offboardingReport) text(w io.Writer) {
-	for _, t := range r.LiveLegacyTokens {
-		fmt.Fprintf(w, "live legacy token %s of project %s (name %q, expires %s): %s\n",
-			t.ID, t.ProjectID, printable(t.Name), expiry(t.ExpiresAt), t.RevokeCommand)
-	}
-}
-
-// warn prints the warnings on stderr, one line each, whatever the output
-// format: --json has them in "warnings" too.
-func (r offboardingReport) warn(e *env) {
+// print prints the warnings on stderr, one line each, whatever the output
+// format (--json has them in "warnings" too); then out, the command's whole
+// result, as JSON or as the command's line followed by one line per live
+// legacy token.
+func (r offboardingReport) print(f *flags, out any, line string) error {
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "%s: %s: warning: %s\n", e.prog, e.cmd.Name, w)
+		fmt.Fprintf(f.e.stderr, "%s: %s: warning: %s\n", f.e.prog, f.e.cmd.Name, w)
 	}
+	return f.output(out, nil, func(w io.Writer) {
+		fmt.Fprintln(w, line)
+		for _, t := range r.LiveLegacyTokens {
+			fmt.Fprintf(w, "live legacy token %s of project %s (name %q, expires %s): %s\n",
+				t.ID, t.ProjectID, printable(t.Name), expiry(t.ExpiresAt), t.RevokeCommand)
+		}
+	})
 }
