@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"heyaira/store"
 )
@@ -37,12 +38,10 @@ func runSetProjectLimits(f *flags) action {
 		f.need(func() error { return f.ifSet(l.name, between(l.name, *values[i], l.min, l.max)) })
 	}
 	f.need(func() error {
-		for _, l := range limitFlags {
-			if f.isSet(l.name) {
-				return nil
-			}
+		if !slices.ContainsFunc(limitFlags, func(l limitFlag) bool { return f.isSet(l.name) }) {
+			return errors.New("give at least one limit to set")
 		}
-		return errors.New("give at least one limit to set")
+		return nil
 	})
 	return func(ctx context.Context, db *store.DB) error {
 		// given is the value of limitFlags[i], nil when the flag was not given.

@@ -66,23 +66,15 @@ func runAddDocumentSource(f *flags) action {
 	limit := f.Int("fragment-limit", defaultFragmentLimit, "the largest fragment a read returns, in `bytes` (1 to 65536)")
 	skipCheck := f.Bool("skip-github-check", false, "add the source without reading it through the GitHub App first")
 	f.need(func() error {
-		if f.isSet("track") && *role != "instruction" {
-			return fmt.Errorf("--track is allowed only with --document-role instruction; pin a %s document with --commit-sha", *role)
-		}
-		return nil
-	})
-	f.need(func() error {
 		switch {
-		case !f.isSet("profile"):
-		case !profileRE.MatchString(*profile):
+		case f.isSet("track") && *role != "instruction":
+			return fmt.Errorf("--track is allowed only with --document-role instruction; pin a %s document with --commit-sha",
+				*role)
+		case f.isSet("profile") && !profileRE.MatchString(*profile):
 			return fmt.Errorf("--profile must match %s", profileRE)
-		case *role != "instruction":
+		case f.isSet("profile") && *role != "instruction":
 			return fmt.Errorf("--profile is allowed only with --document-role instruction")
-		}
-		return nil
-	})
-	f.need(func() error {
-		if *limit < minFragmentLimit || *limit > maxFragmentLimit {
+		case *limit < minFragmentLimit || *limit > maxFragmentLimit:
 			return fmt.Errorf("--fragment-limit must be between %d and %d bytes", minFragmentLimit, maxFragmentLimit)
 		}
 		return nil
