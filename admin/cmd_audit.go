@@ -32,18 +32,15 @@ func runAudit(f *flags) action {
 	f.exactlyOne("project-id", "account-id")
 	project := f.optional("project-id", "show the events of this project `id`", needUUID)
 	account := f.optional("account-id", "show the events of this account `id`, its projects' included", needUUID)
-	since := f.String("since", "", "show events at or after this `time` (RFC 3339, e.g. 2026-01-02T15:04:05Z)")
-	limit := f.Int("limit", defaultAuditLimit, "show at most `n` events, oldest first (1 to 100000)")
 	var from time.Time
-	f.need(func() (err error) {
-		if !f.isSet("since") {
+	f.optional("since", "show events at or after this `time` (RFC 3339, e.g. 2026-01-02T15:04:05Z)",
+		func(_, v string) (err error) {
+			if from, err = time.Parse(time.RFC3339, v); err != nil {
+				return fmt.Errorf("--since must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+			}
 			return nil
-		}
-		if from, err = time.Parse(time.RFC3339, *since); err != nil {
-			return fmt.Errorf("--since must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
-		}
-		return nil
-	})
+		})
+	limit := f.Int("limit", defaultAuditLimit, "show at most `n` events, oldest first (1 to 100000)")
 	f.need(func() error { return between("limit", int64(*limit), 1, maxAuditLimit) })
 	return func(ctx context.Context, db *store.DB) (err error) {
 		out := struct {

@@ -46,10 +46,16 @@ func (f *flags) str(name, usage string, check func(name, v string) error) *strin
 	return v
 }
 
-// optional declares a string flag that check accepts when it is given.
+// optional declares a string flag that check accepts when it is given;
+// check is not called when it is not.
 func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
 	v := f.String(name, "", usage)
-	f.need(func() error { return f.ifSet(name, check(name, *v)) })
+	f.need(func() error {
+		if !f.isSet(name) {
+			return nil
+		}
+		return check(name, *v)
+	})
 	return v
 }
 
@@ -121,11 +127,7 @@ func (f *flags) printHelp(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags:\n", c.Usage, c.Short)
 	f.VisitAll(func(fl *flag.Flag) {
 		name, usage := flag.UnquoteUsage(fl)
-		fmt.Fprintf(w, "  --%s", fl.Name)
-		if name != "" {
-			fmt.Fprintf(w, " %s", name)
-		}
-		fmt.Fprintf(w, "\n    \t%s", usage)
+		fmt.Fprintf(w, "  %s\n    \t%s", strings.TrimSpace("--"+fl.Name+" "+name), usage)
 		if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
 			fmt.Fprintf(w, " (default %s)", fl.DefValue)
 		}
@@ -223,22 +225,17 @@ var (
 // maxNameChars matches the schema's CHECK on names.
 const maxNameChars = 200
 
-func needUUID(name, v string) error {
-	if v == "" {
-		return fmt.Errorf("--%s is required", name)
-	}
+var needUUID = required(func(name, v string) error {
 	// The server's rule too (store.IsUUID): the lower-case form HeyAira
 	// prints. An id in another case names nothing here.
 	if !store.IsUUID(v) {
 		return fmt.Errorf("--%s must be a UUID in lower case, as HeyAira prints it", name)
 	}
 	return nil
-}
+})
 
-func needName(name, v string) error {
+var needName = required(func(name, v string) error {
 	switch {
-	case v == "":
-		return fmt.Errorf("--%s is required", name)
 	case !utf8.ValidString(v):
 		return fmt.Errorf("--%s must be valid UTF-8", name)
 	case utf8.RuneCountInString(v) > maxNameChars:
@@ -249,7 +246,7 @@ func needName(name, v string) error {
 		return fmt.Errorf("--%s must not start or end with a space", name)
 	}
 	return nil
-}
+})
 
 // parseLifetime reads --expires-in: whole days ("90d") or a Go duration
 // ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime. given
