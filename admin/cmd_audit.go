@@ -105,16 +105,14 @@ func runPruneAudit(f *flags) action {
 	var cutoff time.Time
 	f.need(func() (err error) {
 		cutoff, err = parseCutoff(*before, time.Now())
-		return err
-	})
-	f.need(func() error {
 		switch {
+		case err != nil:
 		case *dryRun && f.isSet("export"):
-			return errors.New("give --export or --dry-run, not both")
+			err = errors.New("give --export or --dry-run, not both")
 		case !*dryRun && *export == "":
-			return errors.New("--export is required: a file that does not exist yet, or - for stdout (or --dry-run)")
+			err = errors.New("--export is required: a file that does not exist yet, or - for stdout (or --dry-run)")
 		}
-		return nil
+		return err
 	})
 	return func(ctx context.Context, db *store.DB) error {
 		if *dryRun {

@@ -21,13 +21,13 @@ func runIssueLegacyToken(f *flags) action {
 	e := f.e
 	project := f.id("project-id", "the project `id`")
 	name := f.str("name", "a `name` that says who holds the token (1 to 200 characters)", needName)
-	expiresIn := f.String("expires-in", "", "optional: the token stops working this `long` after it is issued, "+
-		"in days (90d) or as a Go duration (36h, 90m); at least 1m, at most 3660d; without it, never")
-	var lifetime time.Duration
-	f.need(func() (err error) {
-		lifetime, err = parseLifetime(*expiresIn, f.isSet("expires-in"))
-		return err
-	})
+	var lifetime time.Duration // without --expires-in, none
+	f.optional("expires-in", "optional: the token stops working this `long` after it is issued, "+
+		"in days (90d) or as a Go duration (36h, 90m); at least 1m, at most 3660d; without it, never",
+		func(_, v string) (err error) {
+			lifetime, err = parseLifetime(v)
+			return err
+		})
 	return func(ctx context.Context, db *store.DB) error {
 		token, hash := newSecret(legacyTokenPrefix)
 		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.

@@ -249,13 +249,8 @@ var needName = required(func(name, v string) error {
 })
 
 // parseLifetime reads --expires-in: whole days ("90d") or a Go duration
-// ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime. given
-// says whether the flag was on the command line; without it there is no
-// expiry (0).
-func parseLifetime(v string, given bool) (time.Duration, error) {
-	if !given {
-		return 0, nil
-	}
+// ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime.
+func parseLifetime(v string) (time.Duration, error) {
 	var d time.Duration
 	var err error
 	if m := daysRE.FindStringSubmatch(v); m != nil {
