@@ -37,18 +37,21 @@ import (
 )
 
 // ErrUsage is wrapped by every error caused by the command line itself: an
-// unknown command or flag, a missing or malformed value. main exits 2 on it.
-// Run has already printed the one-line reason on stderr.
+// unknown command or flag, a missing or malformed value (exit status 2).
 var ErrUsage = errors.New("usage")
 
 // Command describes one admin command, for help output and for the README
 // and docs tests that check the command reference against this table.
 type Command struct {
-	Name  string // the command word, e.g. "add-member"
-	Usage string // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
-	Short string // one line saying what it does
-	run   func(ctx context.Context, e *env, args []string) error
+	Name  string                // the command word, e.g. "add-member"
+	Usage string                // the synopsis with every flag, e.g. "heyaira-admin add-member --project-id P --principal-id U"
+	Short string                // one line saying what it does
+	run   func(f *flags) action // declares the flags and their checks
 }
+
+// action is what a command does once its whole command line has passed its
+// checks and the database is open: exec enforces that order for every command.
+type action func(ctx context.Context, db *store.DB) error
 
 // commands is the table, in the order of docs/design.md §5 (the order help prints).
 var commands = []Command{
@@ -132,9 +135,8 @@ func RunAs(ctx context.Context, prog string, args []string, getenv func(string) 
 
 // run runs the command args[0] with e's I/O, configuration and GitHub.
 func run(ctx context.Context, e *env, args []string) error {
-	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
-		printTable(stderr)
+		printTable(e.stderr)
 		return ErrUsage
 	}
 	switch args[0] {
@@ -142,27 +144,57 @@ func run(ctx context.Context, e *env, args []string) error {
 		if len(args) > 1 {
 			if c, ok := lookup(args[1]); ok {
 				e.cmd = c
-				return c.run(ctx, e, []string{"--help"})
+				return e.exec(ctx, []string{"--help"})
 			}
 		}
-		printTable(stdout)
+		printTable(e.stdout)
 		return flag.ErrHelp
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n", e.prog, args[0])
-		printTable(stderr)
+		fmt.Fprintf(e.stderr, "%s: unknown command %q\n", e.prog, args[0])
+		printTable(e.stderr)
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
 	e.cmd = c
 	defer e.close()
-	err := c.run(ctx, e, args[1:])
-	var ue *usageError
-	if errors.As(err, &ue) {
+	err := e.exec(ctx, args[1:])
+	var ce *cmdError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case !errors.As(err, &ce):
+		// An error from the store, from opening it, or from a check of the
+		// environment: the input was accepted.
+		err = failed(c.Name, err)
+	case errors.Is(err, ErrUsage):
 		// main prints nothing for usage errors, so the reason is printed here, once.
-		fmt.Fprintf(stderr, "%s: %s\n", e.prog, ue.Error())
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.prog, ce.Error())
 	}
 	return err
+}
+
+// exec runs e.cmd: it declares the flags, parses and checks args, checks
+// the environment, opens the database (without the schema check for
+// migrate, which applies it) and runs the command's action.
+func (e *env) exec(ctx context.Context, args []string) error {
+	// Parse errors are not printed by the flag package: parse reports them as one line.
+	f := &flags{FlagSet: flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError), e: e}
+	f.SetOutput(io.Discard)
+	f.json = f.Bool("json", false, "print the result as JSON on stdout")
+	act := e.cmd.run(f)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	for _, check := range f.beforeOpen {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	db, err := e.open(ctx, e.cmd.Name == "migrate")
+	if err != nil {
+		return err
+	}
+	return act(ctx, db)
 }
 
 func lookup(name string) (Command, bool) {
@@ -198,9 +230,6 @@ type env struct {
 // open connects to HEYAIRA_DATABASE_URL. Unless migrating, it also checks
 // that the schema has been applied, so a fresh database gives a clear hint.
 func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
-	if e.db != nil {
-		return e.db, nil
-	}
 	dsn := e.getenv("HEYAIRA_DATABASE_URL")
 	if dsn == "" {
 		return nil, errors.New("HEYAIRA_DATABASE_URL is not set")
@@ -219,42 +248,16 @@ func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 	return db, nil
 }
 
-// byID starts a command whose only argument is one id, given as the flag
-// name: it parses and checks the command line, then opens the database.
-// The flags are returned for their --json and output.
-func (e *env) byID(ctx context.Context, args []string, name, usage string) (*flags, string, *store.DB, error) {
-	f := e.flags()
-	id := f.String(name, "", usage)
-	if err := f.parse(args); err != nil {
-		return nil, "", nil, err
-	}
-	if err := f.check(needUUID(name, *id)); err != nil {
-		return nil, "", nil, err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return nil, "", nil, failed(e.cmd.Name, err)
-	}
-	return f, *id, db, nil
-}
-
 func (e *env) close() {
 	if e.db != nil {
 		e.db.Close()
 	}
 }
 
-// usageError is a problem with the command line. It wraps ErrUsage.
-type usageError struct {
-	cmd string
-	msg string
-}
-
-func (e *usageError) Error() string        { return e.cmd + ": " + e.msg }
-func (e *usageError) Is(target error) bool { return target == ErrUsage }
-
-// cmdError is a command that failed after its input was accepted: a rule
-// that needs the database refused it, or the database could not answer.
+// cmdError is a command's one-line reason for failing. It wraps ErrUsage
+// when the command line itself is wrong; otherwise the command failed after
+// its input was accepted (a rule that needs the database refused it, or the
+// database could not answer) and it wraps that error.
 type cmdError struct {
 	cmd string
 	msg string
@@ -280,10 +283,6 @@ func failed(cmd string, err error) error {
 			msg = "database unavailable: " + oe.Cause.Error()
 		}
 	}
-	return &cmdError{cmd: cmd, msg: oneLine(msg), err: err}
-}
-
-// oneLine keeps an error message on one line, whatever the driver said.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	// One line, whatever the driver said.
+	return &cmdError{cmd: cmd, msg: strings.Join(strings.Fields(msg), " "), err: err}
 }

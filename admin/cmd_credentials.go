@@ -2,157 +2,121 @@ package admin
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"heyaira/store"
 )
 
 // This file holds the credential commands: issue-legacy-token, list-grants,
-// revoke-grant and revoke-token.
+// revoke-grant and revoke-token, and the secrets of issue-legacy-token and
+// signin-link.
 
-func runIssueLegacyToken(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project `id`")
-	name := f.String("name", "", "a `name` that says who holds the token (1 to 200 characters)")
-	expiresIn := f.String("expires-in", "", "optional: the token stops working this `long` after it is issued, "+
-		"in days (90d) or as a Go duration (36h, 90m); at least 1m, at most 3660d; without it, never")
-	if err := f.parse(args); err != nil {
-		return err
+func runIssueLegacyToken(f *flags) action {
+	e := f.e
+	project := f.id("project-id", "the project `id`")
+	name := f.str("name", "a `name` that says who holds the token (1 to 200 characters)", needName)
+	var lifetime time.Duration // without --expires-in, none
+	f.optional("expires-in", "optional: the token stops working this `long` after it is issued, "+
+		"in days (90d) or as a Go duration (36h, 90m); at least 1m, at most 3660d; without it, never",
+		func(_, v string) (err error) {
+			lifetime, err = parseLifetime(v)
+			return err
+		})
+	return func(ctx context.Context, db *store.DB) error {
+		token, hash := newSecret(legacyTokenPrefix)
+		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
+		t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
+			TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
+		out := struct {
+			store.LegacyToken
+			Token string `json:"token"`
+		}{t, token}
+		return f.output(out, err, func(w io.Writer) {
+			fmt.Fprintln(w, token)
+			fmt.Fprintf(e.stderr, "%s: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
+				e.prog, t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
+		})
 	}
-	lifetime, lifetimeErr := parseLifetime(*expiresIn, f.isSet("expires-in"))
-	if err := f.check(needUUID("project-id", *project), needName("name", *name), lifetimeErr); err != nil {
-		return err
-	}
-	token, hash := newSecret(legacyTokenPrefix)
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
-	t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
-		TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	out := struct {
-		store.LegacyToken
-		Token string `json:"token"`
-	}{t, token}
-	return f.output(out, func(w io.Writer) {
-		fmt.Fprintln(w, token)
-		fmt.Fprintf(e.stderr, "%s: legacy token %s for project %s (scopes %s, expires %s); it is shown only once\n",
-			e.prog, t.ID, t.ProjectID, strings.Join(t.Scopes, " "), expiry(t.ExpiresAt))
-	})
 }
 
-func runListGrants(ctx context.Context, e *env, args []string) error {
-	f, project, db, err := e.byID(ctx, args, "project-id", "the project `id`")
-	if err != nil {
-		return err
-	}
-	grants, err := db.ListGrants(ctx, project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	legacy, err := db.ListLegacyTokens(ctx, project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	out := struct {
-		ProjectID    string               `json:"project_id"`
-		Grants       []store.GrantSummary `json:"grants"`
-		LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
-	}{project, grants, legacy}
-	return f.output(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS")
-		for _, g := range grants {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", g.ID, printable(quoteEmpty(g.ClientName)), printable(g.PrincipalName),
-				strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt), len(g.ActiveTokens))
+func runListGrants(f *flags) action {
+	project := f.id("project-id", "the project `id`")
+	return func(ctx context.Context, db *store.DB) error {
+		grants, err := db.ListGrants(ctx, *project)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED")
-		for _, t := range legacy {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
-				stamp(&t.CreatedAt), expiry(t.ExpiresAt), stamp(t.RevokedAt))
-		}
-		tw.Flush()
-	})
+		legacy, err := db.ListLegacyTokens(ctx, *project)
+		out := struct {
+			ProjectID    string               `json:"project_id"`
+			Grants       []store.GrantSummary `json:"grants"`
+			LegacyTokens []store.LegacyToken  `json:"legacy_tokens"`
+		}{*project, grants, legacy}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants,
+				func(g store.GrantSummary) string {
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(orElse(g.ClientName, `""`)),
+						printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
+						len(g.ActiveTokens))
+				})
+			fmt.Fprintln(w)
+			table(w, "LEGACY TOKEN ID\tNAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED", legacy, func(t store.LegacyToken) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.ID, printable(t.Name), strings.Join(t.Scopes, " "),
+					stamp(&t.CreatedAt), expiry(t.ExpiresAt), stamp(t.RevokedAt))
+			})
+		})
+	}
 }
 
-func runRevokeGrant(ctx context.Context, e *env, args []string) error {
-	f, grant, db, err := e.byID(ctx, args, "grant-id", "the OAuth grant `id` (see list-grants)")
-	if err != nil {
-		return err
-	}
-	r, err := db.RevokeGrant(ctx, grant)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(r, func(w io.Writer) {
+var runRevokeGrant = byID("grant-id", "the OAuth grant `id` (see list-grants)", (*store.DB).RevokeGrant,
+	func(w io.Writer, r store.Revocation) {
 		fmt.Fprintf(w, "revoked grant %s and %d token(s)\n", r.ID, r.TokensRevoked)
 	})
-}
 
-func runRevokeToken(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	token := f.String("token-id", "", "an OAuth token `id` (see list-grants --json); a refresh token takes its family with it")
-	legacy := f.String("legacy-token-id", "", "a legacy token `id` (see list-grants)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	checks := []error{f.exactlyOne("token-id", "legacy-token-id")}
-	if f.isSet("token-id") {
-		checks = append(checks, needUUID("token-id", *token))
-	}
-	if f.isSet("legacy-token-id") {
-		checks = append(checks, needUUID("legacy-token-id", *legacy))
-	}
-	if err := f.check(checks...); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	var r store.Revocation
-	if *legacy != "" {
-		t, err := db.RevokeLegacyToken(ctx, *legacy)
-		if err != nil {
-			return failed(e.cmd.Name, err)
+func runRevokeToken(f *flags) action {
+	f.exactlyOne("token-id", "legacy-token-id")
+	token := f.optional("token-id", "an OAuth token `id` (see list-grants --json); a refresh token takes its family with it",
+		needUUID)
+	legacy := f.optional("legacy-token-id", "a legacy token `id` (see list-grants)", needUUID)
+	return func(ctx context.Context, db *store.DB) (err error) {
+		var r store.Revocation
+		if *legacy != "" {
+			var t store.LegacyToken
+			if t, err = db.RevokeLegacyToken(ctx, *legacy); err == nil {
+				r = store.Revocation{ID: t.ID, Kind: "legacy", ProjectID: t.ProjectID, RevokedAt: *t.RevokedAt, TokensRevoked: 1}
+			}
+		} else {
+			r, err = db.RevokeOAuthToken(ctx, *token)
 		}
-		r = store.Revocation{ID: t.ID, Kind: "legacy", ProjectID: t.ProjectID, RevokedAt: *t.RevokedAt, TokensRevoked: 1}
-	} else if r, err = db.RevokeOAuthToken(ctx, *token); err != nil {
-		return failed(e.cmd.Name, err)
+		return f.output(r, err, func(w io.Writer) {
+			fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
+		})
 	}
-	return f.output(r, func(w io.Writer) {
-		fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
-	})
 }
 
-// expiry formats a legacy token's optional expiry for text output.
-func expiry(t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	return stamp(t)
-}
+// secretBytes is the entropy of every secret the admin CLI makes (256 bits).
+const secretBytes = 32
 
-// stamp formats an optional time for text output.
-func stamp(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
+// legacyTokenPrefix marks legacy static project tokens, so that a leaked one
+// is easy to recognise (and to scan for) and is never mistaken for an OAuth token.
+const legacyTokenPrefix = "hyl_"
 
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
+// newSecret returns prefix + base64url(32 random bytes) and the SHA-256 of
+// that whole string. Only the hash goes to the database; the caller prints the
+// secret once and keeps no copy. The server hashes what a client presents the
+// same way and compares hashes.
+func newSecret(prefix string) (secret string, hash []byte) {
+	b := make([]byte, secretBytes)
+	// crypto/rand.Read never fails on supported platforms (Go 1.24+): it
+	// crashes the program rather than return predictable bytes.
+	rand.Read(b)
+	secret = prefix + base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(secret))
+	return secret, sum[:]
 }

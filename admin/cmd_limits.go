@@ -2,9 +2,10 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"slices"
 
 	"heyaira/store"
 )
@@ -29,103 +30,60 @@ var limitFlags = []limitFlag{
 	{"workflows", 0, 10_000_000, "stored workflows the project may hold"},
 }
 
-func runSetProjectLimits(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project's `id`")
+func runSetProjectLimits(f *flags) action {
+	project := f.id("project-id", "the project's `id`")
 	values := make([]*int64, len(limitFlags))
 	for i, l := range limitFlags {
 		values[i] = f.Int64(l.name, 0, fmt.Sprintf("`n` %s (%d to %d)", l.usage, l.min, l.max))
+		f.need(func() error { return f.ifSet(l.name, between(l.name, *values[i], l.min, l.max)) })
 	}
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	checks := []error{needUUID("project-id", *project)}
-	var u store.LimitsUpdate
-	set := 0
-	for i, l := range limitFlags {
-		if !f.isSet(l.name) {
-			continue
+	f.need(func() error {
+		if !slices.ContainsFunc(limitFlags, func(l limitFlag) bool { return f.isSet(l.name) }) {
+			return errors.New("give at least one limit to set")
 		}
-		set++
-		v := *values[i]
-		if v < l.min || v > l.max {
-			checks = append(checks, fmt.Errorf("--%s must be between %d and %d", l.name, l.min, l.max))
-		}
-		n := int(v)
-		switch l.name {
-		case "github-requests-per-hour":
-			u.GitHubRequestsHourly = &n
-		case "memory-entries":
-			u.MemoryEntries = &n
-		case "memory-bytes":
-			u.MemoryBytes = &v
-		case "tasks":
-			u.Tasks = &n
-		case "workflows":
-			u.Workflows = &n
-		}
-	}
-	if set == 0 {
-		checks = append(checks, fmt.Errorf("give at least one limit to set"))
-	}
-	if err := f.check(checks...); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	l, err := db.SetProjectLimits(ctx, *project, u)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	out := struct {
-		ProjectID string       `json:"project_id"`
-		Limits    store.Limits `json:"limits"`
-	}{*project, l}
-	return f.output(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "LIMIT\tVALUE")
-		for _, r := range limitRows(l) {
-			fmt.Fprintf(tw, "%s\t%d\n", r.name, r.limit)
-		}
-		tw.Flush()
+		return nil
 	})
+	return func(ctx context.Context, db *store.DB) error {
+		// given is the value of limitFlags[i], nil when the flag was not given.
+		given := func(i int) *int {
+			if !f.isSet(limitFlags[i].name) {
+				return nil
+			}
+			n := int(*values[i])
+			return &n
+		}
+		u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1),
+			Tasks: given(3), Workflows: given(4)}
+		if f.isSet("memory-bytes") {
+			u.MemoryBytes = values[2]
+		}
+		l, err := db.SetProjectLimits(ctx, *project, u)
+		out := struct {
+			ProjectID string       `json:"project_id"`
+			Limits    store.Limits `json:"limits"`
+		}{*project, l}
+		return f.output(out, err, func(w io.Writer) {
+			table(w, "LIMIT\tVALUE", limitRows(l), func(r limitRow) string {
+				return fmt.Sprintf("%s\t%d", r.name, r.limit)
+			})
+		})
+	}
 }
 
-func runProjectUsage(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project's `id`")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if err := f.check(needUUID("project-id", *project)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	u, err := db.ProjectUsage(ctx, *project)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
-	return f.output(u, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WHAT\tUSED\tLIMIT")
-		for i, r := range limitRows(u.Limits) {
+var runProjectUsage = byID("project-id", "the project's `id`", (*store.DB).ProjectUsage,
+	func(w io.Writer, u store.Usage) {
+		used := []int64{-1, int64(u.MemoryEntries), u.MemoryBytes, int64(u.Tasks), int64(u.Workflows)}
+		table(w, "WHAT\tUSED\tLIMIT", limitRows(u.Limits), func(r limitRow) string {
 			n := "-" // GitHub requests are counted in each server process, not stored
-			if used[i] >= 0 {
-				n = fmt.Sprint(used[i])
+			if used[r.i] >= 0 {
+				n = fmt.Sprint(used[r.i])
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\n", r.name, n, r.limit)
-		}
-		tw.Flush()
+			return fmt.Sprintf("%s\t%s\t%d", r.name, n, r.limit)
+		})
 	})
-}
 
 type limitRow struct {
+	i     int // the index in limitFlags
 	name  string
 	limit int64
 }
@@ -135,7 +93,7 @@ func limitRows(l store.Limits) []limitRow {
 	v := []int64{int64(l.GitHubRequestsHourly), int64(l.MemoryEntries), l.MemoryBytes, int64(l.Tasks), int64(l.Workflows)}
 	rows := make([]limitRow, len(limitFlags))
 	for i, f := range limitFlags {
-		rows[i] = limitRow{f.name, v[i]}
+		rows[i] = limitRow{i, f.name, v[i]}
 	}
 	return rows
 }

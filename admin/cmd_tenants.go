@@ -13,59 +13,39 @@ import (
 )
 
 // This file holds the tenant-tree commands: migrate, create-account,
-// create-project, create-principal, add-member and signin-link.
+// create-project, create-principal, add-member and signin-link; then the
+// commands that list the tree.
 
-func runMigrate(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	if err := f.parse(args); err != nil {
-		return err
+func runMigrate(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		// migrate changes no data, so it writes no audit row; heyaira_schema records the version.
+		return f.output(map[string]any{"migrated": true}, db.Migrate(ctx, f.e.schema), func(w io.Writer) {
+			fmt.Fprintln(w, "schema applied")
+		})
 	}
-	db, err := e.open(ctx, true)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	// migrate changes no data, so it writes no audit row; heyaira_schema records the version.
-	if err := db.Migrate(ctx, e.schema); err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(map[string]any{"migrated": true}, func(w io.Writer) {
-		fmt.Fprintln(w, "schema applied")
-	})
 }
 
-func runCreateAccount(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	name := f.String("name", "", "the account's display `name` (1 to 200 characters)")
-	if err := f.parse(args); err != nil {
-		return err
+func runCreateAccount(f *flags) action {
+	name := f.str("name", "the account's display `name` (1 to 200 characters)", needName)
+	return func(ctx context.Context, db *store.DB) error {
+		a, err := db.CreateAccount(ctx, *name)
+		return f.output(a, err, func(w io.Writer) { fmt.Fprintln(w, a.ID) })
 	}
-	if err := f.check(needName("name", *name)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	a, err := db.CreateAccount(ctx, *name)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(a, func(w io.Writer) { fmt.Fprintln(w, a.ID) })
 }
 
-func runCreateProject(ctx context.Context, e *env, args []string) error {
-	return createInAccount(ctx, e, args, "the `id` of the account that owns the project",
+func runCreateProject(f *flags) action {
+	return createInAccount(f, "the `id` of the account that owns the project",
 		"the project's display `name` (1 to 200 characters)",
-		func(db *store.DB, account, name string) (store.Project, string, error) {
+		func(ctx context.Context, db *store.DB, account, name string) (store.Project, string, error) {
 			p, err := db.CreateProject(ctx, account, name)
 			return p, p.ID, err
 		})
 }
 
-func runCreatePrincipal(ctx context.Context, e *env, args []string) error {
-	return createInAccount(ctx, e, args, "the `id` of the principal's account",
+func runCreatePrincipal(f *flags) action {
+	return createInAccount(f, "the `id` of the principal's account",
 		"the principal's display `name` (1 to 200 characters)",
-		func(db *store.DB, account, name string) (store.Principal, string, error) {
+		func(ctx context.Context, db *store.DB, account, name string) (store.Principal, string, error) {
 			u, err := db.CreatePrincipal(ctx, account, name)
 			return u, u.ID, err
 		})
@@ -73,87 +53,53 @@ func runCreatePrincipal(ctx context.Context, e *env, args []string) error {
 
 // createInAccount is create-project and create-principal: something named
 // --name in the account --account-id, printed as its id.
-func createInAccount[T any](ctx context.Context, e *env, args []string, accountUsage, nameUsage string,
-	create func(db *store.DB, account, name string) (T, string, error)) error {
-	f := e.flags()
-	account := f.String("account-id", "", accountUsage)
-	name := f.String("name", "", nameUsage)
-	if err := f.parse(args); err != nil {
-		return err
+func createInAccount[T any](f *flags, accountUsage, nameUsage string,
+	create func(ctx context.Context, db *store.DB, account, name string) (T, string, error)) action {
+	account := f.id("account-id", accountUsage)
+	name := f.str("name", nameUsage, needName)
+	return func(ctx context.Context, db *store.DB) error {
+		v, id, err := create(ctx, db, *account, *name)
+		return f.output(v, err, func(w io.Writer) { fmt.Fprintln(w, id) })
 	}
-	if err := f.check(needUUID("account-id", *account), needName("name", *name)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	v, id, err := create(db, *account, *name)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(v, func(w io.Writer) { fmt.Fprintln(w, id) })
 }
 
-func runAddMember(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	project := f.String("project-id", "", "the project `id`")
-	principal := f.String("principal-id", "", "the principal `id` (same account as the project)")
-	if err := f.parse(args); err != nil {
-		return err
+func runAddMember(f *flags) action {
+	project := f.id("project-id", "the project `id`")
+	principal := f.id("principal-id", "the principal `id` (same account as the project)")
+	return func(ctx context.Context, db *store.DB) error {
+		m, err := db.AddMember(ctx, *project, *principal)
+		return f.output(m, err, func(w io.Writer) {
+			fmt.Fprintf(w, "principal %s is a member of project %s\n", m.PrincipalID, m.ProjectID)
+		})
 	}
-	if err := f.check(needUUID("project-id", *project), needUUID("principal-id", *principal)); err != nil {
-		return err
-	}
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	m, err := db.AddMember(ctx, *project, *principal)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	return f.output(m, func(w io.Writer) {
-		fmt.Fprintf(w, "principal %s is a member of project %s\n", m.PrincipalID, m.ProjectID)
-	})
 }
 
 // defaultPublicURL is HEYAIRA_PUBLIC_URL when unset (docs/design.md §3).
 const defaultPublicURL = "http://127.0.0.1:8080"
 
-func runSigninLink(ctx context.Context, e *env, args []string) error {
-	f := e.flags()
-	principal := f.String("principal-id", "", "the `id` of the principal who will sign in")
-	if err := f.parse(args); err != nil {
+func runSigninLink(f *flags) action {
+	e := f.e
+	principal := f.id("principal-id", "the `id` of the principal who will sign in")
+	var base string
+	f.needEnv(func() (err error) {
+		base, err = publicURL(e.getenv("HEYAIRA_PUBLIC_URL"))
 		return err
-	}
-	if err := f.check(needUUID("principal-id", *principal)); err != nil {
-		return err
-	}
-	base, err := publicURL(e.getenv("HEYAIRA_PUBLIC_URL"))
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	secret, hash := newSecret("")
-	db, err := e.open(ctx, false)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
-	if err != nil {
-		return failed(e.cmd.Name, err)
-	}
-	// The secret travels only in this URL, printed once; the store has its hash.
-	link := base + "/signin?token=" + secret
-	out := struct {
-		store.SigninLink
-		URL string `json:"url"`
-	}{l, link}
-	return f.output(out, func(w io.Writer) {
-		fmt.Fprintln(w, link)
-		fmt.Fprintf(e.stderr, "%s: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
-			e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
 	})
+	return func(ctx context.Context, db *store.DB) error {
+		secret, hash := newSecret("")
+		l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
+		// The secret travels only in this URL, printed once; the store has its hash.
+		link := base + "/signin?token=" + secret
+		out := struct {
+			store.SigninLink
+			URL string `json:"url"`
+		}{l, link}
+		return f.output(out, err, func(w io.Writer) {
+			fmt.Fprintln(w, link)
+			fmt.Fprintf(e.stderr, "%s: one-time sign-in link for principal %s, valid until %s; it is shown only once\n",
+				e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
+		})
+	}
 }
 
 // publicURL checks HEYAIRA_PUBLIC_URL (or its default) and returns it without
@@ -169,3 +115,48 @@ func publicURL(v string) (string, error) {
 	}
 	return strings.TrimRight(v, "/"), nil
 }
+
+// The inventory commands: list-accounts, list-projects, list-principals and
+// list-members. They only read. Each --json is an array of objects ([] when
+// there is nothing), in creation order.
+
+func runListAccounts(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		list, err := db.ListAccounts(ctx)
+		return f.output(list, err, func(w io.Writer) {
+			table(w, "ACCOUNT ID\tNAME\tCREATED\tPROJECTS\tPRINCIPALS", list, func(a store.AccountSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d", a.ID, printable(a.Name), stamp(&a.CreatedAt),
+					a.Projects, a.Principals)
+			})
+		})
+	}
+}
+
+func runListProjects(f *flags) action {
+	account := f.optional("account-id", "only the projects of this account `id`", needUUID)
+	return func(ctx context.Context, db *store.DB) error {
+		list, err := db.ListProjects(ctx, *account)
+		return f.output(list, err, func(w io.Writer) {
+			table(w, "PROJECT ID\tACCOUNT ID\tNAME\tCREATED\tMEMBERS", list, func(p store.ProjectSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.ID, p.AccountID, printable(p.Name), stamp(&p.CreatedAt), p.Members)
+			})
+		})
+	}
+}
+
+var runListPrincipals = byID("account-id", "the account `id`", (*store.DB).ListPrincipals,
+	func(w io.Writer, list []store.PrincipalSummary) {
+		table(w, "PRINCIPAL ID\tNAME\tCREATED\tDISABLED\tLIVE GRANTS\tLIVE SESSIONS\tPROJECTS", list,
+			func(u store.PrincipalSummary) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", u.ID, printable(u.Name), stamp(&u.CreatedAt),
+					stamp(u.DisabledAt), u.LiveGrants, u.LiveSessions, orElse(strings.Join(u.ProjectIDs, " "), "-"))
+			})
+	})
+
+var runListMembers = byID("project-id", "the project `id`", (*store.DB).ListMembers,
+	func(w io.Writer, list []store.MemberSummary) {
+		table(w, "PRINCIPAL ID\tNAME\tMEMBER SINCE\tDISABLED\tLIVE GRANTS", list, func(m store.MemberSummary) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d", m.PrincipalID, printable(m.PrincipalName), stamp(&m.MemberSince),
+				stamp(m.DisabledAt), m.LiveGrants)
+		})
+	})

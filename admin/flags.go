@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -20,25 +22,62 @@ import (
 // This file holds what every command shares: its flag set, --help and --json,
 // the input checks that run before the database is opened, and output.
 
-// flags is one command's flag set, with the --json flag every command has.
+// flags is one run of a command: its flag set, with the --json flag every
+// command has, and the checks of its flags, run in the order they were added
+// once the command line is parsed.
 type flags struct {
 	*flag.FlagSet
-	e    *env
-	json *bool
+	e          *env
+	json       *bool
+	checks     []func() error
+	beforeOpen []func() error // checks of the environment: their errors are failures, not usage errors
 }
 
-// flags returns a new flag set for the running command. Parse errors are not
-// printed by the flag package: parse reports them as one line.
-func (e *env) flags() *flags {
-	fs := flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f := &flags{FlagSet: fs, e: e}
-	f.json = fs.Bool("json", false, "print the result as JSON on stdout")
-	return f
+// needEnv adds a check of the environment, run after the command line's.
+func (f *flags) needEnv(check func() error) { f.beforeOpen = append(f.beforeOpen, check) }
+
+// need adds a check of the command line; its error text names the flag.
+func (f *flags) need(check func() error) { f.checks = append(f.checks, check) }
+
+// str declares a string flag that check (needUUID, needName, ...) accepts.
+func (f *flags) str(name, usage string, check func(name, v string) error) *string {
+	v := f.String(name, "", usage)
+	f.need(func() error { return check(name, *v) })
+	return v
 }
 
-// parse parses args. --help prints the command's help on stdout and returns
-// flag.ErrHelp; any other problem is a *usageError. Positional arguments are
+// optional declares a string flag that check accepts when it is given;
+// check is not called when it is not.
+func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
+	v := f.String(name, "", usage)
+	f.need(func() error {
+		if !f.isSet(name) {
+			return nil
+		}
+		return check(name, *v)
+	})
+	return v
+}
+
+// id declares a required id flag.
+func (f *flags) id(name, usage string) *string { return f.str(name, usage, needUUID) }
+
+// byID is a command whose only flag is the id name: it gives the id to call
+// and prints what call returns.
+func byID[T any](name, usage string, call func(*store.DB, context.Context, string) (T, error),
+	text func(io.Writer, T)) func(*flags) action {
+	return func(f *flags) action {
+		id := f.id(name, usage)
+		return func(ctx context.Context, db *store.DB) error {
+			v, err := call(db, ctx, *id)
+			return f.output(v, err, func(w io.Writer) { text(w, v) })
+		}
+	}
+}
+
+// parse parses args and runs the checks. --help prints the
+// command's help on stdout and returns flag.ErrHelp; any other problem is a
+// usage error: the first that a check found. Positional arguments are
 // refused: every value is a named flag.
 func (f *flags) parse(args []string) error {
 	err := f.FlagSet.Parse(args)
@@ -51,22 +90,17 @@ func (f *flags) parse(args []string) error {
 	case f.NArg() > 0:
 		return f.usage(fmt.Sprintf("unexpected argument %q (every value is given with a --flag)", f.Arg(0)))
 	}
+	for _, check := range f.checks {
+		if err := check(); err != nil {
+			return f.usage(err.Error())
+		}
+	}
 	return nil
 }
 
 // usage returns a usage error of the running command.
 func (f *flags) usage(msg string) error {
-	return &usageError{cmd: f.e.cmd.Name, msg: printable(msg) + " (see --help)"}
-}
-
-// check returns the first non-nil error of checks as a usage error.
-func (f *flags) check(checks ...error) error {
-	for _, err := range checks {
-		if err != nil {
-			return f.usage(err.Error())
-		}
-	}
-	return nil
+	return &cmdError{cmd: f.Name(), msg: printable(msg) + " (see --help)", err: ErrUsage}
 }
 
 // isSet reports whether the flag was given on the command line.
@@ -80,16 +114,20 @@ func (f *flags) isSet(name string) bool {
 	return set
 }
 
+// ifSet is err when the flag was given, else nil.
+func (f *flags) ifSet(name string, err error) error {
+	if !f.isSet(name) {
+		return nil
+	}
+	return err
+}
+
 func (f *flags) printHelp(w io.Writer) {
 	c := f.e.cmd
 	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags:\n", c.Usage, c.Short)
 	f.VisitAll(func(fl *flag.Flag) {
 		name, usage := flag.UnquoteUsage(fl)
-		fmt.Fprintf(w, "  --%s", fl.Name)
-		if name != "" {
-			fmt.Fprintf(w, " %s", name)
-		}
-		fmt.Fprintf(w, "\n    \t%s", usage)
+		fmt.Fprintf(w, "  %s\n    \t%s", strings.TrimSpace("--"+fl.Name+" "+name), usage)
 		if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
 			fmt.Fprintf(w, " (default %s)", fl.DefValue)
 		}
@@ -98,14 +136,18 @@ func (f *flags) printHelp(w io.Writer) {
 	fmt.Fprintf(w, "\nExit status: 0 success, 1 failure (one-line reason on stderr), 2 usage error.\n")
 }
 
-// output prints v as JSON with --json, else calls text.
-func (f *flags) output(v any, text func(w io.Writer)) error {
-	return f.outputTo(f.e.stdout, v, text)
+// output prints v as JSON with --json, else calls text. A non-nil err is
+// the failure of the store call that made v: it is returned, and nothing printed.
+func (f *flags) output(v any, err error, text func(w io.Writer)) error {
+	return f.outputTo(f.e.stdout, v, err, text)
 }
 
 // outputTo is output on w, for a command whose stdout carries data of its
 // own (prune-audit --export -).
-func (f *flags) outputTo(w io.Writer, v any, text func(w io.Writer)) error {
+func (f *flags) outputTo(w io.Writer, v any, err error, text func(w io.Writer)) error {
+	if err != nil {
+		return err
+	}
 	if *f.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -114,6 +156,63 @@ func (f *flags) outputTo(w io.Writer, v any, text func(w io.Writer)) error {
 	}
 	text(w)
 	return nil
+}
+
+// table prints a header and one row per item, in aligned columns. Tables
+// one after the other, with an empty line between, are aligned each on its own.
+func table[T any](w io.Writer, header string, items []T, row func(T) string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
+	}
+	tw.Flush()
+}
+
+// expiry formats a legacy token's optional expiry for text output.
+func expiry(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return stamp(t)
+}
+
+// stamp formats an optional time for text output.
+func stamp(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// ref describes a source's pin for text output: the commit, or "track:<branch>".
+func ref(commit, tracking *string) string {
+	if commit == nil && tracking != nil {
+		return "track:" + *tracking
+	}
+	return orDash(commit)
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func status(revoked bool, word string) string {
+	if revoked {
+		return word
+	}
+	return "active"
+}
+
+// orElse is s, or alt when s is empty.
+func orElse(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // Checks. Each returns nil or an error whose text names the flag.
@@ -126,22 +225,17 @@ var (
 // maxNameChars matches the schema's CHECK on names.
 const maxNameChars = 200
 
-func needUUID(name, v string) error {
-	if v == "" {
-		return fmt.Errorf("--%s is required", name)
-	}
+var needUUID = required(func(name, v string) error {
 	// The server's rule too (store.IsUUID): the lower-case form HeyAira
 	// prints. An id in another case names nothing here.
 	if !store.IsUUID(v) {
 		return fmt.Errorf("--%s must be a UUID in lower case, as HeyAira prints it", name)
 	}
 	return nil
-}
+})
 
-func needName(name, v string) error {
+var needName = required(func(name, v string) error {
 	switch {
-	case v == "":
-		return fmt.Errorf("--%s is required", name)
 	case !utf8.ValidString(v):
 		return fmt.Errorf("--%s must be valid UTF-8", name)
 	case utf8.RuneCountInString(v) > maxNameChars:
@@ -152,16 +246,11 @@ func needName(name, v string) error {
 		return fmt.Errorf("--%s must not start or end with a space", name)
 	}
 	return nil
-}
+})
 
 // parseLifetime reads --expires-in: whole days ("90d") or a Go duration
-// ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime. given
-// says whether the flag was on the command line; without it there is no
-// expiry (0).
-func parseLifetime(v string, given bool) (time.Duration, error) {
-	if !given {
-		return 0, nil
-	}
+// ("36h", "90m"), from one minute to store.MaxLegacyTokenLifetime.
+func parseLifetime(v string) (time.Duration, error) {
 	var d time.Duration
 	var err error
 	if m := daysRE.FindStringSubmatch(v); m != nil {
@@ -177,42 +266,37 @@ func parseLifetime(v string, given bool) (time.Duration, error) {
 	return d, nil
 }
 
-func needOwner(v string) error {
-	if v == "" {
-		return errors.New("--github-owner is required")
+// The checks of package github's validators, which never echo the whole value.
+var (
+	needOwner      = required(githubRule(github.ValidateOwner))
+	needRepository = required(githubRule(github.ValidateRepo))
+	needPath       = githubRule(github.ValidatePath)
+	needCommitSHA  = githubRule(github.ValidateCommitSHA)
+	needBranch     = githubRule(github.ValidateBranch)
+)
+
+// required is check, after refusing an empty value.
+func required(check func(name, v string) error) func(name, v string) error {
+	return func(name, v string) error {
+		if v == "" {
+			return fmt.Errorf("--%s is required", name)
+		}
+		return check(name, v)
 	}
-	return githubCheck("github-owner", github.ValidateOwner(v))
 }
 
-func needRepository(v string) error {
-	if v == "" {
-		return errors.New("--github-repository is required")
+// githubRule names the flag in an error of validate, with the rule it broke.
+func githubRule(validate func(string) error) func(name, v string) error {
+	return func(name, v string) error {
+		err := validate(v)
+		if err == nil {
+			return nil
+		}
+		if re, ok := errors.AsType[*github.RuleError](err); ok {
+			return fmt.Errorf("--%s: %s", name, re.Rule)
+		}
+		return fmt.Errorf("--%s: %w", name, err)
 	}
-	return githubCheck("github-repository", github.ValidateRepo(v))
-}
-
-func needPath(v string) error {
-	return githubCheck("path", github.ValidatePath(v))
-}
-
-func needCommitSHA(v string) error {
-	return githubCheck("commit-sha", github.ValidateCommitSHA(v))
-}
-
-func needBranch(v string) error {
-	return githubCheck("track", github.ValidateBranch(v))
-}
-
-// githubCheck names the flag in an error of package github's validators,
-// with the rule it broke. The validators never echo the whole value.
-func githubCheck(name string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if re, ok := errors.AsType[*github.RuleError](err); ok {
-		return fmt.Errorf("--%s: %s", name, re.Rule)
-	}
-	return fmt.Errorf("--%s: %w", name, err)
 }
 
 func needPositive(name string, v int64) error {
@@ -222,27 +306,39 @@ func needPositive(name string, v int64) error {
 	return nil
 }
 
-func needOneOf(name, v string, allowed ...string) error {
-	if v == "" {
-		return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
-	}
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
-}
-
-// exactlyOne checks that exactly one of the two flags was given.
-func (f *flags) exactlyOne(a, b string) error {
-	switch sa, sb := f.isSet(a), f.isSet(b); {
-	case sa && sb:
-		return fmt.Errorf("give only one of --%s and --%s", a, b)
-	case !sa && !sb:
-		return fmt.Errorf("give one of --%s and --%s", a, b)
+func between(name string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("--%s must be between %d and %d", name, lo, hi)
 	}
 	return nil
+}
+
+// oneOf is the check of a required flag whose value is one of allowed.
+func oneOf(allowed ...string) func(name, v string) error {
+	return func(name, v string) error {
+		if v == "" {
+			return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
+		}
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
+	}
+}
+
+// exactlyOne adds the check that exactly one of the two flags is given.
+func (f *flags) exactlyOne(a, b string) {
+	f.need(func() error {
+		switch sa, sb := f.isSet(a), f.isSet(b); {
+		case sa && sb:
+			return fmt.Errorf("give only one of --%s and --%s", a, b)
+		case !sa && !sb:
+			return fmt.Errorf("give one of --%s and --%s", a, b)
+		}
+		return nil
+	})
 }
 
 // printable replaces control characters so that a message stays on one line
