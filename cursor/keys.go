@@ -77,3 +77,21 @@ func parseKeyLine(line string) ([]byte, error) {
 	}
 	return k, nil
 }
+
+// KeyIDs returns the hex key ids, signing key first. They are safe to log.
+func (c *Codec) KeyIDs() []string {
+	ids := make([]string, len(c.keys))
+	for i, k := range c.keys {
+		ids[i] = fmt.Sprintf("%x", k.id)
+	}
+	return ids
+}
+
+// String describes the codec without its keys, so that printing or logging a
+// Codec cannot leak them.
+func (c *Codec) String() string {
+	return fmt.Sprintf("cursor.Codec{keys: %d, signing key id: %x}", len(c.keys), c.keys[0].id)
+}
+
+// GoString is String, for %#v.
+func (c *Codec) GoString() string { return c.String() }

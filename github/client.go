@@ -193,19 +193,3 @@ func (c *Client) send(ctx context.Context, route string, req *http.Request, auth
 	c.log.DebugContext(ctx, "github request", attrs...)
 	return resp, err
 }
-
-// transportError describes a failed round trip without its text, which can
-// hold the URL. Callers wrap the result in ErrUnavailable.
-func transportError(ctx context.Context, err error) string {
-	var ne net.Error
-	switch {
-	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		return "deadline exceeded"
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	default:
-		return "connection failed"
-	}
-}

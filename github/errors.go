@@ -1,8 +1,10 @@
 package github
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -110,4 +112,20 @@ func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited
 // body, a token or an upstream error string.
 func withOp(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// transportError describes a failed round trip without its text, which can
+// hold the URL. Callers wrap the result in ErrUnavailable.
+func transportError(ctx context.Context, err error) string {
+	var ne net.Error
+	switch {
+	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
+		return "deadline exceeded"
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	default:
+		return "connection failed"
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // ResolveBranch (the dispatch path, not a document read) returns the commit SHA that branch points to in b's
@@ -53,4 +55,51 @@ func decodeRef(body []byte, branch string) (string, error) {
 		return "", fmt.Errorf("%w: commit SHA is not 40 lowercase hex", ErrInconsistent)
 	}
 	return r.Object.SHA, nil
+}
+
+// ValidateBranch checks a branch name with the rules of
+// `git check-ref-format --branch`, made stricter: 1 to MaxBranchBytes bytes,
+// valid UTF-8, no control character (C0, DEL, C1), no space, '~', '^', ':',
+// '?', '*', '[' or '\\', no "..", "@{" or "//", no segment that starts with
+// '.' or ends with ".lock", no leading '-' or '/', no trailing '/' or '.',
+// not "@" and not "HEAD". A name starting with "refs/" is refused: callers
+// pass a plain branch name, and tags are never accepted (resolution only
+// looks under refs/heads/). The error wraps ErrBranchInvalid.
+func ValidateBranch(b string) error {
+	bad := func(why string) error { return &RuleError{Kind: ErrBranchInvalid, Rule: why} }
+	switch {
+	case b == "":
+		return bad("empty")
+	case len(b) > MaxBranchBytes:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxBranchBytes))
+	case !utf8.ValidString(b):
+		return bad("not valid UTF-8")
+	case strings.HasPrefix(b, "refs/"):
+		return bad(`starts with "refs/"; give the branch name only`)
+	case b == "@" || b == "HEAD":
+		return bad(fmt.Sprintf("%q is not a branch name", b))
+	case b[0] == '-':
+		return bad(`starts with "-"`)
+	case hasControl(b):
+		return bad("contains a control character")
+	case strings.ContainsAny(b, " ~^:?*[\\"):
+		return bad(`contains one of space ~ ^ : ? * [ \`)
+	case strings.Contains(b, ".."):
+		return bad(`contains ".."`)
+	case strings.Contains(b, "@{"):
+		return bad(`contains "@{"`)
+	case strings.HasSuffix(b, "."):
+		return bad(`ends with "."`)
+	}
+	for i, seg := range strings.Split(b, "/") {
+		switch {
+		case seg == "":
+			return bad(fmt.Sprintf("segment %d is empty", i+1))
+		case seg[0] == '.':
+			return bad(fmt.Sprintf(`segment %d starts with "."`, i+1))
+		case strings.HasSuffix(seg, ".lock"):
+			return bad(fmt.Sprintf(`segment %d ends with ".lock"`, i+1))
+		}
+	}
+	return nil
 }

@@ -2,13 +2,10 @@ package github
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -88,44 +85,4 @@ func checkAnswer(resp *http.Response, now time.Time) error {
 		return &secondaryLimit{rl}
 	}
 	return err
-}
-
-// isRateLimit tells a rate-limited 403 from a permission 403, as go-github's
-// CheckResponse does: the primary limit sets x-ratelimit-remaining to 0; a
-// secondary limit sends Retry-After, or says so in the message or the
-// documentation URL.
-func isRateLimit(resp *http.Response) bool {
-	if resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != "" {
-		return true
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var e struct {
-		Message          string `json:"message"`
-		DocumentationURL string `json:"documentation_url"`
-	}
-	if json.Unmarshal(body, &e) != nil {
-		return false
-	}
-	return strings.Contains(strings.ToLower(e.Message), "secondary rate limit") ||
-		strings.Contains(e.DocumentationURL, "secondary-rate-limits") ||
-		strings.Contains(e.DocumentationURL, "abuse-rate-limits")
-}
-
-// retryAfter computes the wait from Retry-After (seconds or an HTTP date),
-// else x-ratelimit-reset when the primary limit is exhausted, else 60 s,
-// clamped to [1 s, 1 h].
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	d := defaultRetryAfter
-	if v := h.Get("Retry-After"); v != "" {
-		if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-			d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
-		} else if t, err := http.ParseTime(v); err == nil {
-			d = t.Sub(now)
-		}
-	} else if h.Get("X-RateLimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			d = time.Unix(reset, 0).Sub(now)
-		}
-	}
-	return min(max(d, minRetryAfter), maxRetryAfter)
 }

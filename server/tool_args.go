@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	"heyaira/server/catalog"
 )
 
 // A tool's arguments are declared once, as the fields of one struct:
@@ -130,31 +128,6 @@ func argsOf(t reflect.Type) toolArgs {
 	return ta
 }
 
-// argSchemas are the JSON Schemas arguments name in their arg tag.
-var argSchemas = map[string]map[string]any{
-	"uuid":      {"type": "string", "format": "uuid"},
-	"cursor":    {"type": "string", "description": "next_cursor from the previous page"},
-	"limit":     {"type": "integer", "minimum": 1, "maximum": maxPageSize},
-	"text":      {"type": "string"},
-	"memoryKey": {"type": "string", "pattern": memoryKeyPattern},
-	"title":     {"type": "string", "minLength": 1, "maxLength": maxTaskTitle},
-	"status":    {"type": "string", "enum": taskStatuses},
-	"profile":   {"type": "string", "enum": profileNames()},
-	"mode":      {"type": "string", "enum": catalog.Modes()},
-	"view":      {"type": "string", "enum": []string{"full", "compact"}},
-	"note":      {"type": "string", "minLength": 1, "maxLength": maxCorrectionNote},
-	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
-	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},
-}
-
 // argChecks are the checks of string arguments beyond their presence, by
 // schema name; each says in its message what its schema says.
 var argChecks = map[string]func(s string) error{"memoryKey": checkMemoryKey}
-
-func profileNames() []string {
-	var names []string
-	for _, p := range catalog.Profiles() {
-		names = append(names, p.Name)
-	}
-	return names
-}

@@ -26,20 +26,6 @@ type tool struct {
 // noArgs are the arguments of a tool that takes none.
 type noArgs struct{}
 
-// inputSchema is the tool's JSON Schema: always an object that refuses
-// properties it does not name.
-func (t *tool) inputSchema() map[string]any {
-	props := map[string]any{}
-	for _, a := range t.args {
-		props[a.name] = a.schema
-	}
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(t.required) > 0 {
-		s["required"] = t.required
-	}
-	return s
-}
-
 // toolTable is built once and read-only afterwards.
 type toolTable struct {
 	logger  *slog.Logger
@@ -59,26 +45,6 @@ func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *Metrics, n
 		}
 	}
 	return tt
-}
-
-// list returns every tool's definition, whatever the caller's scopes: a
-// client learns what exists, and a 403 names the scope it lacks.
-func (tt *toolTable) list() []map[string]any {
-	out := make([]map[string]any, 0, len(tt.tools))
-	for _, t := range tt.tools {
-		ann := map[string]any{"title": t.title, "readOnlyHint": t.readOnly, "openWorldHint": false}
-		if !t.readOnly {
-			ann["destructiveHint"] = false
-		}
-		out = append(out, map[string]any{
-			"name":        t.name,
-			"title":       t.title,
-			"description": t.description,
-			"inputSchema": t.inputSchema(),
-			"annotations": ann,
-		})
-	}
-	return out
 }
 
 // callParamKeys are the tools/call params this server reads. inputResponses
