@@ -126,7 +126,7 @@ func NewClient(cfg Config) *Client {
 }
 
 // defaultTransport is a transport with bounded waits and sizes. It has no
-// proxy because the environment is read only by package main; it does not
+// proxy because the environment is read only by internal/app; it does not
 // ask for compression, so body limits count the bytes GitHub sent; and it
 // speaks HTTP/1.1 only, whose framing and (absent) retry behaviour are the
 // ones the tests exercise.

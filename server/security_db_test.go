@@ -7,7 +7,7 @@ package server
 // failure, revocation while the store is locked, a lock held on
 // document_sources, and no connection held across a GitHub call. DB-01
 // (restart) and DB-04(a) (a lost COMMIT reply) are process-level tests in the
-// main package (fault_pg_test.go).
+// system tests (internal/systemtest/fault_pg_test.go).
 
 import (
 	"context"
@@ -208,7 +208,7 @@ func TestDB04SerializationFailureIsRetryable(t *testing.T) {
 }
 
 // Row DB-05 (the HTTP part; the admin CLI part is TestDB05RevokeWhileLocked
-// in the main package): POST /oauth/revoke while oauth_tokens is locked
+// in internal/systemtest): POST /oauth/revoke while oauth_tokens is locked
 // answers 503 at the database deadline, never a 200 that would claim a
 // revocation; the token stays active and no revocation is audited.
 func TestDB05RevokeEndpointWhileLocked(t *testing.T) {

@@ -3,7 +3,7 @@ package server
 // Load rows of the attack matrix (docs/security-tests.md §2.7) that run
 // inside the server package: per-principal fairness with token-endpoint abuse
 // (LD-04) and memory per in-flight 1 MiB read (LD-02). LD-01, LD-03 and the
-// T6, T7 and T10 figures are process-level tests in the main package.
+// T6, T7 and T10 figures are process-level tests in internal/systemtest.
 
 import (
 	"net"

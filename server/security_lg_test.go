@@ -3,7 +3,7 @@ package server
 // Logging rows of the attack matrix (docs/security-tests.md §2.8). LG-01 also
 // runs over the whole server suite: every testEnv checks at cleanup that none
 // of the tokens, cursors and content it handled reached its log
-// (canary_test.go); the main package does the same for the secrets only serve
+// (canary_test.go); internal/systemtest does the same for the secrets only serve
 // sees (database password, cursor key, App key).
 
 import (

@@ -395,7 +395,7 @@ func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 
 // Row VC-06 (review N5): HEYAIRA_TRUSTED_PROXIES refuses a /0, which would
 // let every client name its own address, and reports every range that is
-// wider than one address, for the start-up warning (serve.go).
+// wider than one address, for the start-up warning (internal/app/serve.go).
 func TestVC06TrustedProxiesAreAddresses(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"0.0.0.0/0", "10.0.0.1, ::/0"} {

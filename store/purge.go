@@ -12,7 +12,7 @@ import (
 // expiry is older than before. This is not revocation, which stays a
 // timestamp (docs/design.md §4): only rows nothing can use any more go, and the
 // audit rows stay. The server calls it hourly with before 90 days ago
-// (janitor.go in package main): long enough to attribute a token hash found
+// (internal/app/janitor.go): long enough to attribute a token hash found
 // later to its grant, and to recognize, and audit, a replayed refresh token
 // as a reuse well after its family ended.
 

@@ -15,8 +15,7 @@ import (
 // principal started to authorize but never approved goes once its requests
 // are purged (PurgeExpired, 90 days after they expired). A client with a
 // grant is kept even if the grant was revoked: the grant's rows name it.
-// The server calls it hourly with before a day ago (janitor.go in package
-// main).
+// The server calls it hourly with before a day ago (internal/app/janitor.go).
 
 const purgeClientsSQL = `
 	DELETE FROM oauth_clients WHERE id IN (
