@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -25,16 +24,7 @@ type flightCap struct {
 	pace         *githubPace
 	budget       *githubBudget
 	now          func() time.Time
-
-	mu     sync.Mutex
-	shares map[string]*share // by "project:<id>" and "principal:<subject>"
-}
-
-// share is one project's or principal's slots. It exists while some request
-// holds or waits for one of them.
-type share struct {
-	slots chan struct{}
-	users int
+	shares       keyedSlots // by "project:<id>" and "principal:<subject>"
 }
 
 func newFlightCap(cfg *Config) *flightCap {
@@ -42,7 +32,7 @@ func newFlightCap(cfg *Config) *flightCap {
 	return &flightCap{
 		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
 		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,
-		pace: newGitHubPace(budget), budget: budget, now: cfg.Now, shares: map[string]*share{},
+		pace: newGitHubPace(budget), budget: budget, now: cfg.Now,
 	}
 }
 
@@ -60,7 +50,7 @@ func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), e
 		return nil, err
 	}
 	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}
-	shares := []*share{f.join(keys[0], f.perPrincipal), f.join(keys[1], f.perProject)}
+	shares := []*share{f.shares.join(keys[0], f.perPrincipal), f.shares.join(keys[1], f.perProject)}
 	chans := []chan struct{}{shares[0].slots, shares[1].slots, f.all}
 	held := 0
 	release = func() {
@@ -68,7 +58,7 @@ func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), e
 			<-c
 		}
 		for i, s := range shares {
-			f.leave(keys[i], s)
+			f.shares.leave(keys[i], s)
 		}
 	}
 	timer := time.NewTimer(f.wait)
@@ -81,43 +71,6 @@ func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), e
 		held++
 	}
 	return release, nil
-}
-
-// take puts a token in c, waiting until expired fires or ctx ends.
-func take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error {
-	select {
-	case c <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case c <- struct{}{}:
-		return nil
-	case <-expired:
-		return errInFlight
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (f *flightCap) join(key string, n int) *share {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.shares[key]
-	if s == nil {
-		s = &share{slots: make(chan struct{}, n)}
-		f.shares[key] = s
-	}
-	s.users++
-	return s
-}
-
-func (f *flightCap) leave(key string, s *share) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s.users--; s.users == 0 {
-		delete(f.shares, key)
-	}
 }
 
 // inFlight reports how many of the server's slots are taken (for metrics).

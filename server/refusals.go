@@ -50,15 +50,9 @@ type refusalGate struct {
 	mu      sync.Mutex
 	seen    map[[16]byte]struct{} // hashes of tokens accepted lately; at most maxSeen
 	// queues holds, for each network with a request in the lane or waiting
-	// for it, the network's one slot; an entry lives while users > 0.
-	queues map[string]*laneQueue
-}
-
-// laneQueue is one network's way to the lane: slot holds the one request
-// of the network that may take or wait for a lane slot.
-type laneQueue struct {
-	slot  chan struct{}
-	users int // requests holding or waiting for slot; guarded by refusalGate.mu
+	// for it, the network's one slot: the one request of the network that
+	// may take or wait for a lane slot.
+	queues keyedSlots
 }
 
 // Refusals per bucket: a burst, then one a second. A client with a valid
@@ -72,7 +66,7 @@ const (
 
 func newRefusalGate(issued func(context.Context, []byte) (bool, error), now func() time.Time) *refusalGate {
 	return &refusalGate{buckets: newRateLimiter(refusalRate, refusalBurst), lane: make(chan struct{}, refusalLane),
-		issued: issued, now: now, seen: map[[16]byte]struct{}{}, queues: map[string]*laneQueue{}}
+		issued: issued, now: now, seen: map[[16]byte]struct{}{}}
 }
 
 // passage is one request's way through the gate.
@@ -80,7 +74,7 @@ type passage struct {
 	g       *refusalGate
 	network string
 	inLane  bool
-	queue   *laneQueue // the network's, while the request holds its slot
+	queue   *share // the network's, while the request holds its slot
 }
 
 // enter admits a request from network that presents the credential whose
@@ -93,57 +87,18 @@ func (g *refusalGate) enter(ctx context.Context, network string, hash []byte) (*
 	if _, ok := g.buckets.peek(network, g.now()); ok || g.wasAccepted(hash) {
 		return p, nil
 	}
-	q := g.queue(network)
-	if !acquire(ctx, q.slot) {
-		g.unqueue(network, q)
-		return nil, ctx.Err()
+	q := g.queues.join(network, 1)
+	if err := take(ctx, q.slots, nil); err != nil {
+		g.queues.leave(network, q)
+		return nil, err
 	}
-	if !acquire(ctx, g.lane) {
-		<-q.slot
-		g.unqueue(network, q)
-		return nil, ctx.Err()
+	if err := take(ctx, g.lane, nil); err != nil {
+		<-q.slots
+		g.queues.leave(network, q)
+		return nil, err
 	}
 	p.inLane, p.queue = true, q
 	return p, nil
-}
-
-// acquire puts a token into sem, waiting while it is full; a free place is
-// taken even if ctx is done. It reports false when ctx ended first.
-func acquire(ctx context.Context, sem chan struct{}) bool {
-	select {
-	case sem <- struct{}{}:
-		return true
-	default:
-	}
-	select {
-	case sem <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// queue returns network's lane queue, counting the caller as its user.
-func (g *refusalGate) queue(network string) *laneQueue {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	q := g.queues[network]
-	if q == nil {
-		q = &laneQueue{slot: make(chan struct{}, 1)}
-		g.queues[network] = q
-	}
-	q.users++
-	return q
-}
-
-// unqueue ends the caller's use of network's queue q, and drops q with its
-// last user.
-func (g *refusalGate) unqueue(network string, q *laneQueue) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if q.users--; q.users == 0 {
-		delete(g.queues, network)
-	}
 }
 
 // leave gives back the lane slot and the network's slot, if the request
@@ -151,8 +106,8 @@ func (g *refusalGate) unqueue(network string, q *laneQueue) {
 func (p *passage) leave() {
 	if p.inLane {
 		<-p.g.lane
-		<-p.queue.slot
-		p.g.unqueue(p.network, p.queue)
+		<-p.queue.slots
+		p.g.queues.leave(p.network, p.queue)
 		p.inLane, p.queue = false, nil
 	}
 }

@@ -340,10 +340,7 @@ func TestVC08OneNetworkHoldsOneLaneSlot(t *testing.T) {
 	for _, p := range held[1:] {
 		p.leave()
 	}
-	g.mu.Lock()
-	queues := len(g.queues)
-	g.mu.Unlock()
-	if queues != 0 {
+	if queues := g.queues.len(); queues != 0 {
 		t.Errorf("%d network queues left once every request left, want 0", queues)
 	}
 }
