@@ -107,7 +107,7 @@ func runPruneAudit(f *flags) action {
 		cutoff, err = parseCutoff(*before, time.Now())
 		switch {
 		case err != nil:
-		case *dryRun && f.isSet("export"):
+		case *dryRun && f.set["export"]:
 			err = errors.New("give --export or --dry-run, not both")
 		case !*dryRun && *export == "":
 			err = errors.New("--export is required: a file that does not exist yet, or - for stdout (or --dry-run)")

@@ -38,7 +38,7 @@ func runSetProjectLimits(f *flags) action {
 		f.need(func() error { return f.ifSet(l.name, between(l.name, *values[i], l.min, l.max)) })
 	}
 	f.need(func() error {
-		if !slices.ContainsFunc(limitFlags, func(l limitFlag) bool { return f.isSet(l.name) }) {
+		if !slices.ContainsFunc(limitFlags, func(l limitFlag) bool { return f.set[l.name] }) {
 			return errors.New("give at least one limit to set")
 		}
 		return nil
@@ -46,7 +46,7 @@ func runSetProjectLimits(f *flags) action {
 	return func(ctx context.Context, db *store.DB) error {
 		// given is the value of limitFlags[i], nil when the flag was not given.
 		given := func(i int) *int {
-			if !f.isSet(limitFlags[i].name) {
+			if !f.set[limitFlags[i].name] {
 				return nil
 			}
 			n := int(*values[i])
@@ -54,7 +54,7 @@ func runSetProjectLimits(f *flags) action {
 		}
 		u := store.LimitsUpdate{GitHubRequestsHourly: given(0), MemoryEntries: given(1),
 			Tasks: given(3), Workflows: given(4)}
-		if f.isSet("memory-bytes") {
+		if f.set["memory-bytes"] {
 			u.MemoryBytes = values[2]
 		}
 		l, err := db.SetProjectLimits(ctx, *project, u)

@@ -67,12 +67,12 @@ func runAddDocumentSource(f *flags) action {
 	skipCheck := f.Bool("skip-github-check", false, "add the source without reading it through the GitHub App first")
 	f.need(func() error {
 		switch {
-		case f.isSet("track") && *role != "instruction":
+		case f.set["track"] && *role != "instruction":
 			return fmt.Errorf("--track is allowed only with --document-role instruction; pin a %s document with --commit-sha",
 				*role)
-		case f.isSet("profile") && !profileRE.MatchString(*profile):
+		case f.set["profile"] && !profileRE.MatchString(*profile):
 			return fmt.Errorf("--profile must match %s", profileRE)
-		case f.isSet("profile") && *role != "instruction":
+		case f.set["profile"] && *role != "instruction":
 			return fmt.Errorf("--profile is allowed only with --document-role instruction")
 		case *limit < minFragmentLimit || *limit > maxFragmentLimit:
 			return fmt.Errorf("--fragment-limit must be between %d and %d bytes", minFragmentLimit, maxFragmentLimit)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +30,7 @@ type flags struct {
 	*flag.FlagSet
 	e          *env
 	json       *bool
+	set        map[string]bool // the flags given on the command line, once it is parsed
 	checks     []func() error
 	beforeOpen []func() error // checks of the environment: their errors are failures, not usage errors
 }
@@ -51,7 +53,7 @@ func (f *flags) str(name, usage string, check func(name, v string) error) *strin
 func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
 	v := f.String(name, "", usage)
 	f.need(func() error {
-		if !f.isSet(name) {
+		if !f.set[name] {
 			return nil
 		}
 		return check(name, *v)
@@ -90,6 +92,8 @@ func (f *flags) parse(args []string) error {
 	case f.NArg() > 0:
 		return f.usage(fmt.Sprintf("unexpected argument %q (every value is given with a --flag)", f.Arg(0)))
 	}
+	f.set = map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	for _, check := range f.checks {
 		if err := check(); err != nil {
 			return f.usage(err.Error())
@@ -103,20 +107,9 @@ func (f *flags) usage(msg string) error {
 	return &cmdError{cmd: f.Name(), msg: printable(msg) + " (see --help)", err: ErrUsage}
 }
 
-// isSet reports whether the flag was given on the command line.
-func (f *flags) isSet(name string) bool {
-	set := false
-	f.Visit(func(fl *flag.Flag) {
-		if fl.Name == name {
-			set = true
-		}
-	})
-	return set
-}
-
 // ifSet is err when the flag was given, else nil.
 func (f *flags) ifSet(name string, err error) error {
-	if !f.isSet(name) {
+	if !f.set[name] {
 		return nil
 	}
 	return err
@@ -319,19 +312,17 @@ func oneOf(allowed ...string) func(name, v string) error {
 		if v == "" {
 			return fmt.Errorf("--%s is required: one of %s", name, strings.Join(allowed, ", "))
 		}
-		for _, a := range allowed {
-			if v == a {
-				return nil
-			}
+		if !slices.Contains(allowed, v) {
+			return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
 		}
-		return fmt.Errorf("--%s must be one of %s", name, strings.Join(allowed, ", "))
+		return nil
 	}
 }
 
 // exactlyOne adds the check that exactly one of the two flags is given.
 func (f *flags) exactlyOne(a, b string) {
 	f.need(func() error {
-		switch sa, sb := f.isSet(a), f.isSet(b); {
+		switch sa, sb := f.set[a], f.set[b]; {
 		case sa && sb:
 			return fmt.Errorf("give only one of --%s and --%s", a, b)
 		case !sa && !sb:
