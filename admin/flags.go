@@ -51,14 +51,12 @@ func (f *flags) str(name, usage string, check func(name, v string) error) *strin
 // optional declares a string flag that check accepts when it is given;
 // check is not called when it is not.
 func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
-	v := f.String(name, "", usage)
-	f.need(func() error {
+	return f.str(name, usage, func(name, v string) error {
 		if !f.set[name] {
 			return nil
 		}
-		return check(name, *v)
+		return check(name, v)
 	})
-	return v
 }
 
 // id declares a required id flag.
