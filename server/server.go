@@ -136,6 +136,3 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	h = withRequestID(h)
 	return h
 }
-
-// MetricsHandler serves m in the Prometheus text format, for a separate listener.
-func MetricsHandler(m *Metrics) http.Handler { return handleMetrics(m) }
