@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -64,12 +65,11 @@ func withClientAddr(trusted []netip.Prefix, next http.Handler) http.Handler {
 }
 
 func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	peer := peerAddr(r)
-	if len(trusted) == 0 || !isTrusted(peer, trusted) {
-		return peer
+	addr := peerAddr(r)
+	if !isTrusted(addr, trusted) {
+		return addr
 	}
 	hops := r.Header.Values("X-Forwarded-For")
-	addr := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		parts := strings.Split(hops[i], ",")
 		for j := len(parts) - 1; j >= 0; j-- {
@@ -94,12 +94,7 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 		return false
 	}
 	a = a.Unmap()
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 func peerAddr(r *http.Request) string {
