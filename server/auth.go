@@ -130,15 +130,9 @@ func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
 				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
 				return
 			}
-			if loopbackOnly {
-				host := r.Host
-				if h, _, err := net.SplitHostPort(r.Host); err == nil {
-					host = h
-				}
-				if !isLoopbackHost(host) {
-					writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
-					return
-				}
+			if loopbackOnly && !isLoopbackHost(hostOf(r.Host)) {
+				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
+				return
 			}
 			next.ServeHTTP(w, r)
 		})

@@ -65,7 +65,7 @@ func withClientAddr(trusted []netip.Prefix, next http.Handler) http.Handler {
 }
 
 func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	addr := peerAddr(r)
+	addr := hostOf(r.RemoteAddr)
 	if !isTrusted(addr, trusted) {
 		return addr
 	}
@@ -97,11 +97,12 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 	return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-func peerAddr(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// hostOf is hostport's host, or hostport itself when it has no port.
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
-	return r.RemoteAddr
+	return hostport
 }
 
 // clientAddress is the client's address (withClientAddr); a handler
@@ -110,7 +111,7 @@ func clientAddress(r *http.Request) string {
 	if a, ok := r.Context().Value(clientAddrKey).(string); ok {
 		return a
 	}
-	return peerAddr(r)
+	return hostOf(r.RemoteAddr)
 }
 
 // clientNetwork is what the server's per-address limits are keyed by: the

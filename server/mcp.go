@@ -146,9 +146,6 @@ func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
 // wantsSSE reports whether the client accepts only an event stream. Accept is
 // read leniently: missing, */*, application/* or application/json mean JSON.
 func wantsSSE(accept string) bool {
-	if accept == "" {
-		return false
-	}
 	plain, sse := false, false
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
