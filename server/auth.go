@@ -57,19 +57,15 @@ func parseBearer(h string) (string, bool) {
 	if tok == "" || len(tok) > maxBearerLen {
 		return "", false
 	}
-	body := strings.TrimRight(tok, "=")
-	if body == "" {
+	// Trim leaves nothing exactly when every byte is in the alphabet.
+	if body := strings.TrimRight(tok, "="); body == "" || strings.Trim(body, b64tokenChars) != "" {
 		return "", false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
-			return "", false
-		}
 	}
 	return tok, true
 }
+
+// b64tokenChars is RFC 6750's b64token alphabet, before the "=" padding.
+const b64tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
 
 func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg string) {
 	v := `Bearer resource_metadata="` + cfg.resourceMetadataURL() + `"`
@@ -134,15 +130,9 @@ func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
 				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
 				return
 			}
-			if loopbackOnly {
-				host := r.Host
-				if h, _, err := net.SplitHostPort(r.Host); err == nil {
-					host = h
-				}
-				if !isLoopbackHost(host) {
-					writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
-					return
-				}
+			if loopbackOnly && !isLoopbackHost(hostOf(r.Host)) {
+				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
+				return
 			}
 			next.ServeHTTP(w, r)
 		})

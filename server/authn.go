@@ -12,13 +12,12 @@ import (
 	"heyaira/store"
 )
 
-// An /mcp request is authenticated in two steps. The Authorization header is
-// checked first, before the body is read: a missing or malformed bearer is a
-// 401 at once (bearerHash). Then, once the JSON-RPC message has been parsed
-// strictly, one store call checks the token from the database (authenticate).
-// When the message is a git_document_get call, that same statement also
-// authorizes the read and writes its audit row (read_plan.go). The principal
-// and the read reach the tool as arguments.
+// An /mcp request is authenticated in two steps: the Authorization header
+// before the body is read (bearerHash), then, after the strict JSON-RPC
+// parse, the token from the database in one store call (authorize). For a
+// git_document_get call that same statement also authorizes the read and
+// writes its audit row (read_plan.go). The principal and the read reach the
+// tool as arguments.
 
 // authenticator checks a bearer token (by its hash) and, when pl is not nil,
 // authorizes and audits that read in the same statement, leaving the answer

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -64,12 +65,11 @@ func withClientAddr(trusted []netip.Prefix, next http.Handler) http.Handler {
 }
 
 func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	peer := peerAddr(r)
-	if len(trusted) == 0 || !isTrusted(peer, trusted) {
-		return peer
+	addr := hostOf(r.RemoteAddr)
+	if !isTrusted(addr, trusted) {
+		return addr
 	}
 	hops := r.Header.Values("X-Forwarded-For")
-	addr := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		parts := strings.Split(hops[i], ",")
 		for j := len(parts) - 1; j >= 0; j-- {
@@ -94,19 +94,15 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 		return false
 	}
 	a = a.Unmap()
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-func peerAddr(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// hostOf is hostport's host, or hostport itself when it has no port.
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
-	return r.RemoteAddr
+	return hostport
 }
 
 // clientAddress is the client's address (withClientAddr); a handler
@@ -115,7 +111,7 @@ func clientAddress(r *http.Request) string {
 	if a, ok := r.Context().Value(clientAddrKey).(string); ok {
 		return a
 	}
-	return peerAddr(r)
+	return hostOf(r.RemoteAddr)
 }
 
 // clientNetwork is what the server's per-address limits are keyed by: the

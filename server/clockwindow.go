@@ -20,10 +20,12 @@ func newClockWindow(size time.Duration) *clockWindow {
 	return &clockWindow{size: size, used: map[string]int{}}
 }
 
-// take counts one request of key if fewer than limit were counted in now's
-// window. Otherwise it counts nothing and returns how long until the next
-// window begins.
-func (w *clockWindow) take(key string, limit int, now time.Time) (wait time.Duration, ok bool) {
+// take counts one request of key if fewer than one replica's share of limit
+// were counted in now's window: limit / replicas rounded up, so that the
+// replicas together allow limit (plus replicas − 1 for the rounding).
+// Otherwise it counts nothing and refuses with message, rate_limited until
+// the next window begins.
+func (w *clockWindow) take(key string, limit, replicas int, now time.Time, message string) error {
 	start := now.UTC().Truncate(w.size)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -31,16 +33,12 @@ func (w *clockWindow) take(key string, limit int, now time.Time) (wait time.Dura
 		w.start = start
 		clear(w.used)
 	}
-	if w.used[key] >= limit {
-		return start.Add(w.size).Sub(now), false
+	if w.used[key] >= (limit+replicas-1)/replicas {
+		return retryAfter(message, start.Add(w.size).Sub(now))
 	}
 	w.used[key]++
-	return 0, true
+	return nil
 }
-
-// perReplica is one of replicas' share of limit, rounded up, so that the
-// replicas together allow limit (plus replicas − 1 for the rounding).
-func perReplica(limit, replicas int) int { return (limit + replicas - 1) / replicas }
 
 // retryAfter is a rate_limited refusal with retry_after_seconds for wait.
 func retryAfter(message string, wait time.Duration) error {

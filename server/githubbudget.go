@@ -17,11 +17,10 @@ import "time"
 // The counts live in this process, so each of Config.Replicas replicas
 // spends 1/N of every budget (rounded up), as the other per-process limits
 // do: the deployment spends at most one budget an hour (plus N − 1 for the
-// rounding), and with sticky
-// routing a project may get as little as 1/N of it (docs/deploy.md). An
-// exact shared count would be one row per project and hour in PostgreSQL,
-// updated with INSERT … ON CONFLICT … WHERE requests < limit before each
-// request: one more statement on every GitHub read.
+// rounding), and with sticky routing a project may get as little as 1/N of
+// it (docs/deploy.md). An exact shared count would be one row per project
+// and hour in PostgreSQL, updated with INSERT … ON CONFLICT … WHERE requests
+// < limit before each request: one more statement on every GitHub read.
 type githubBudget struct {
 	def      int
 	replicas int
@@ -43,8 +42,6 @@ func (b *githubBudget) hourly(limit int) int {
 
 // spend counts one request of project against limit (0 means the default).
 func (b *githubBudget) spend(project string, limit int, now time.Time) error {
-	if wait, ok := b.hour.take(project, perReplica(b.hourly(limit), b.replicas), now); !ok {
-		return retryAfter("the project's hourly GitHub request budget is spent; retry after the hour", wait)
-	}
-	return nil
+	return b.hour.take(project, b.hourly(limit), b.replicas, now,
+		"the project's hourly GitHub request budget is spent; retry after the hour")
 }

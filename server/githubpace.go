@@ -32,14 +32,11 @@ func newGitHubPace(budget *githubBudget) *githubPace {
 // perMinute is the pace, for the whole deployment, of a project whose
 // administrator's hourly limit is limit (0 means the default).
 func (p *githubPace) perMinute(limit int) int {
-	hourly := p.budget.hourly(limit)
-	return max(githubPaceFloor, (hourly+githubPaceShare-1)/githubPaceShare)
+	return max(githubPaceFloor, (p.budget.hourly(limit)+githubPaceShare-1)/githubPaceShare)
 }
 
 // take counts one request of project against its pace.
 func (p *githubPace) take(project string, limit int, now time.Time) error {
-	if wait, ok := p.minute.take(project, perReplica(p.perMinute(limit), p.budget.replicas), now); !ok {
-		return retryAfter("the project's GitHub requests for this minute are spent; retry after the minute", wait)
-	}
-	return nil
+	return p.minute.take(project, p.perMinute(limit), p.budget.replicas, now,
+		"the project's GitHub requests for this minute are spent; retry after the minute")
 }

@@ -75,18 +75,17 @@ func walkValue(dec *json.Decoder, depth int) error {
 				return err
 			}
 		}
-		_, err = dec.Token() // '}'
-		return err
 	case json.Delim('['):
 		for dec.More() {
 			if err := walkValue(dec, depth+1); err != nil {
 				return err
 			}
 		}
-		_, err = dec.Token() // ']'
-		return err
+	default:
+		return nil
 	}
-	return nil
+	_, err = dec.Token() // the closing '}' or ']'
+	return err
 }
 
 // decodeObject decodes raw (already checked by checkJSON) into dst, which must

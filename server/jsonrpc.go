@@ -24,7 +24,6 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return e.Message }
 
-// Is reports whether target is an *rpcError with the same code.
 func (e *rpcError) Is(target error) bool {
 	t, ok := target.(*rpcError)
 	return ok && t.Code == e.Code
@@ -48,8 +47,7 @@ var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "erro
 // response can echo it.
 func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	var m rpcMessage
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
+	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
 		return m, &rpcError{codeInvalidRequest, "batch requests are not supported"}
 	}
 	if err := checkJSON(body); err != nil {

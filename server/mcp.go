@@ -146,9 +146,6 @@ func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
 // wantsSSE reports whether the client accepts only an event stream. Accept is
 // read leniently: missing, */*, application/* or application/json mean JSON.
 func wantsSSE(accept string) bool {
-	if accept == "" {
-		return false
-	}
 	plain, sse := false, false
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
@@ -163,24 +160,23 @@ func wantsSSE(accept string) bool {
 }
 
 func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
-	if r, ok := v.(rpcResponse); ok && !sse {
-		if pre, ok := r.Result.(encodedResult); ok {
-			// The id was validated by parseMessage and the result encoded by
-			// toolResult: both are JSON already.
-			const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			// With its length known, a large result is sent as it is,
-			// without chunked framing.
-			w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(r.ID)+len(mid)+len(pre)+1))
-			w.WriteHeader(http.StatusOK)
-			io.WriteString(w, head)
-			w.Write(r.ID)
-			io.WriteString(w, mid)
-			w.Write(pre)
-			io.WriteString(w, "}")
-			return
-		}
+	r, _ := v.(rpcResponse)
+	if pre, ok := r.Result.(encodedResult); ok && !sse {
+		// The id was validated by parseMessage and the result encoded by
+		// toolResult: both are JSON already.
+		const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// With its length known, a large result is sent as it is,
+		// without chunked framing.
+		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(r.ID)+len(mid)+len(pre)+1))
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, head)
+		w.Write(r.ID)
+		io.WriteString(w, mid)
+		w.Write(pre)
+		io.WriteString(w, "}")
+		return
 	}
 	if !sse {
 		writeJSON(w, http.StatusOK, v)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -92,11 +93,8 @@ func (m *Metrics) observe(name, lbl string, d time.Duration) {
 		m.histograms[name][lbl] = h
 	}
 	s := d.Seconds()
-	for i, ub := range latencyBuckets {
-		if s <= ub {
-			h.counts[i]++
-			break
-		}
+	if i, _ := slices.BinarySearch(latencyBuckets, s); i < len(latencyBuckets) {
+		h.counts[i]++ // the first bucket whose bound is at least s
 	}
 	h.sum += s
 	h.count++
@@ -186,15 +184,15 @@ func (m *Metrics) watchAudit(size func(context.Context) (rows, bytes int64, err 
 func (m *Metrics) WriteText(w io.Writer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, name := range sortedKeys(m.counters) {
+	for _, name := range slices.Sorted(maps.Keys(m.counters)) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, m.help[name], name)
-		for _, l := range sortedKeys(m.counters[name]) {
+		for _, l := range slices.Sorted(maps.Keys(m.counters[name])) {
 			fmt.Fprintf(w, "%s%s %g\n", name, braces(l), m.counters[name][l])
 		}
 	}
-	for _, name := range sortedKeys(m.histograms) {
+	for _, name := range slices.Sorted(maps.Keys(m.histograms)) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, m.help[name], name)
-		for _, l := range sortedKeys(m.histograms[name]) {
+		for _, l := range slices.Sorted(maps.Keys(m.histograms[name])) {
 			h := m.histograms[name][l]
 			var cum uint64
 			for i, ub := range latencyBuckets {
@@ -224,17 +222,9 @@ func joinLabels(a, b string) string {
 	return a + "," + b
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// handleMetrics serves the registry.
-func handleMetrics(m *Metrics) http.Handler {
+// MetricsHandler serves m in the Prometheus text format, on the main
+// listener (Config.MetricsOnMain) or a separate one.
+func MetricsHandler(m *Metrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		m.WriteText(w)

@@ -40,14 +40,12 @@ func requestID(ctx context.Context) string {
 // logAttrs collects what a handler learns (tool, project, principal, source,
 // outcome code) for the single access-log line. Only identifiers and codes go
 // here, never tokens, cursors or content.
-type logAttrs struct {
-	attrs []slog.Attr
-}
+type logAttrs []slog.Attr
 
 // addLog adds identifiers to the request's access-log line.
 func addLog(ctx context.Context, attrs ...slog.Attr) {
 	if la, ok := ctx.Value(logAttrsKey).(*logAttrs); ok {
-		la.attrs = append(la.attrs, attrs...)
+		*la = append(*la, attrs...)
 	}
 }
 
@@ -89,7 +87,7 @@ func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Hand
 			slog.Duration("duration", time.Since(start)),
 		}
 		if la, ok := r.Context().Value(logAttrsKey).(*logAttrs); ok {
-			attrs = append(attrs, la.attrs...)
+			attrs = append(attrs, *la...)
 		}
 		for i := range attrs {
 			attrs[i] = truncateAttr(attrs[i])

@@ -61,7 +61,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		cfg.Metrics.watchAudit(st.AuditSize)
 	}
 	if cfg.MetricsOnMain {
-		mux.Handle("GET /metrics", handleMetrics(cfg.Metrics))
+		mux.Handle("GET /metrics", MetricsHandler(cfg.Metrics))
 	}
 	mux.Handle("GET /healthz", handleHealthz())
 	mux.Handle("GET /readyz", handleReadyz(st, cfg.Draining, cfg.GitHubProblem))

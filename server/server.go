@@ -91,14 +91,10 @@ func (c *Config) setDefaults() {
 	orDefault(&c.GitHubHourlyBudget, store.DefaultLimits.GitHubRequestsHourly)
 	orDefault(&c.GitHubWait, 2*time.Second)
 	orDefault(&c.Version, "dev")
-	if c.Draining == nil {
-		c.Draining = &atomic.Bool{}
-	}
+	orDefault(&c.Draining, &atomic.Bool{})
+	orDefault(&c.Metrics, NewMetrics())
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Metrics == nil {
-		c.Metrics = NewMetrics()
 	}
 }
 
@@ -136,6 +132,3 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	h = withRequestID(h)
 	return h
 }
-
-// MetricsHandler serves m in the Prometheus text format, for a separate listener.
-func MetricsHandler(m *Metrics) http.Handler { return handleMetrics(m) }
