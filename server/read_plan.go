@@ -56,12 +56,7 @@ func (d *documentTools) plan(a *documentGetArgs) *readPlan {
 		return refuse(errSourceNotFound)
 	}
 	pl.intent.SourceID = *a.SourceID
-	if a.StartByte != nil {
-		pl.intent.StartByte = *a.StartByte
-	}
-	if a.MaxBytes != nil {
-		pl.intent.MaxBytes = *a.MaxBytes
-	}
+	pl.intent.StartByte, pl.intent.MaxBytes = deref(a.StartByte), deref(a.MaxBytes)
 	if a.Cursor == nil {
 		return pl
 	}
@@ -87,17 +82,11 @@ func (pl *readPlan) refusalError() error {
 	if pl.refusal != nil && code == pl.intent.Refusal {
 		return pl.refusal
 	}
-	switch code {
-	case "cursor_invalid":
-		return cursor.ErrInvalid
-	case "source_not_found":
-		return errSourceNotFound
-	case "source_revoked":
-		return errSourceRevoked
-	case "repository_revoked":
-		return errRepositoryRevoked
-	case "source_requires_dispatch":
-		return errSourceRequiresDispatch
+	for _, e := range []error{cursor.ErrInvalid, errSourceNotFound, errSourceRevoked, errRepositoryRevoked,
+		errSourceRequiresDispatch} {
+		if c, _ := classify(e); c == code {
+			return e
+		}
 	}
 	return fmt.Errorf("document read: the database answered outcome %q", code) // internal: fail closed
 }

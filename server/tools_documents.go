@@ -144,10 +144,7 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 // cursor ask for. The result shares no memory with content.
 func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64, content []byte, sum [sha256.Size]byte) (*documentResult, error) {
 	fileSHA := hex.EncodeToString(sum[:])
-	start := 0
-	if startArg != nil {
-		start = int(min(*startArg, int64(len(content))+1))
-	}
+	start := int(min(deref(startArg), int64(len(content))+1))
 	if cur != nil {
 		// The cursor is bound to the file's hash: a changed file cannot be
 		// continued, because its offsets no longer mean the same bytes.
@@ -182,10 +179,9 @@ func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.C
 	return res, nil
 }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"heyaira/store"
 )
@@ -107,10 +108,10 @@ func (m *memoryTools) list(ctx context.Context, p principal, a *memoryListArgs) 
 	}, func(mi store.MemoryInfo) string { return mi.Key })
 }
 
-// noNUL refuses text with a NUL byte, which PostgreSQL text cannot store.
-func noNUL(s string) error {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
+// noNUL refuses texts with a NUL byte, which PostgreSQL text cannot store.
+func noNUL(texts ...string) error {
+	for _, s := range texts {
+		if strings.IndexByte(s, 0) >= 0 {
 			return invalidArgument("text must not contain NUL characters")
 		}
 	}

@@ -114,12 +114,8 @@ func validTask(title, body, status *string) error {
 	if body != nil && len(*body) > maxTaskBody {
 		return invalidArgument("body must be at most 65536 bytes")
 	}
-	for _, s := range []*string{title, body} {
-		if s != nil {
-			if err := noNUL(*s); err != nil {
-				return err
-			}
-		}
+	if err := noNUL(deref(title), deref(body)); err != nil {
+		return err
 	}
 	if status != nil && !slices.Contains(taskStatuses, *status) {
 		return invalidArgument("status must be one of open, in_progress, done, cancelled")

@@ -225,7 +225,8 @@ func (w *workflowTools) assemble(ctx context.Context, p principal, profile, mode
 // that commit. Each GitHub request holds one in-flight slot.
 func (w *workflowTools) read(ctx context.Context, p principal, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
 	b.Tenant = p.auth.ProjectID // GitHub's secondary limits then hold this project (github/ratelimits.go)
-	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned}
+	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned,
+		CommitSHA: deref(commit)}
 	if tracking != nil {
 		release, err := w.flights.acquire(ctx, p)
 		if err != nil {
@@ -237,8 +238,6 @@ func (w *workflowTools) read(ctx context.Context, p principal, b github.Binding,
 			return t, err
 		}
 		t.CommitSHA, t.Provenance = sha, catalog.Tracking(*tracking)
-	} else {
-		t.CommitSHA = deref(commit)
 	}
 	release, err := w.flights.acquire(ctx, p)
 	if err != nil {

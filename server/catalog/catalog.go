@@ -176,13 +176,11 @@ type Layer struct {
 	GitHubOwner      string `json:"github_owner,omitempty"`
 	GitHubRepository string `json:"github_repository,omitempty"`
 	Path             string `json:"path,omitempty"`
-	// SHA256 is the lowercase hex SHA-256 of the raw text's UTF-8 bytes.
-	SHA256 string `json:"sha256"`
-	// Bytes is the raw text's length in UTF-8 bytes (what the budget counts).
-	Bytes int `json:"bytes"`
-	// Chars is the raw text's length in Unicode code points.
-	Chars int `json:"chars"`
-	// EstTokens is ceil(Chars/4), a rough estimate.
+	// The raw text's lowercase hex SHA-256, its length in UTF-8 bytes (what
+	// the budget counts) and in code points, and ceil(Chars/4), a rough estimate.
+	SHA256    string `json:"sha256"`
+	Bytes     int    `json:"bytes"`
+	Chars     int    `json:"chars"`
 	EstTokens int    `json:"est_tokens"`
 	Text      string `json:"text,omitempty"`
 }
