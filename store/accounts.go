@@ -140,12 +140,9 @@ func lockSameAccount(ctx context.Context, tx *sql.Tx, projectID, principalID str
 
 // GetProject returns a project. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error) {
-	var p Project
-	return result(&p, db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		p, err = lockProject(ctx, tx, projectID)
-		return err
-	}))
+	return txValue(ctx, db, "get project", func(ctx context.Context, tx *sql.Tx) (Project, error) {
+		return lockProject(ctx, tx, projectID)
+	})
 }
 
 const listAccountAuditSQL = `
