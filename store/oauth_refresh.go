@@ -76,13 +76,9 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 			}
 			accessScopes = intersect(scopes, in.Scopes)
 		}
-		var grantScopes stringArray
-		err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
-		if errors.Is(err, sql.ErrNoRows) {
-			return invalidGrant("grant revoked or principal no longer a member"), nil
-		}
-		if err != nil {
-			return nil, err
+		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
+		if refusal != nil || err != nil {
+			return refusal, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET used_at = $2 WHERE id = $1`, id, in.Now); err != nil {
 			return nil, err

@@ -93,6 +93,17 @@ const activeGrantSQL = `
 	WHERE g.id = $1 AND g.revoked_at IS NULL
 	FOR SHARE OF g, m`
 
+// activeGrant reads the principal and project of out.GrantID into out
+// (activeGrantSQL) and returns the grant's scopes; a revoked grant or a lost
+// membership is a refusal.
+func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes stringArray, refusal, err error) {
+	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &scopes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invalidGrant("grant revoked or principal no longer a member"), nil
+	}
+	return scopes, nil, err
+}
+
 const insertTokenSQL = `
 	INSERT INTO oauth_tokens (token_hash, kind, grant_id, code_id, scopes, resource, family_id, expires_at)
 	VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7::uuid, $8)`
@@ -125,15 +136,11 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 				return refusal, nil
 			}
 		}
-		var grantScopes stringArray
-		err = tx.QueryRowContext(ctx, activeGrantSQL, c.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
-		if errors.Is(err, sql.ErrNoRows) {
-			return invalidGrant("grant revoked or principal no longer a member"), nil
-		}
-		if err != nil {
-			return nil, err
-		}
 		out.GrantID, out.ClientID = c.GrantID, c.ClientID
+		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
+		if refusal != nil || err != nil {
+			return refusal, err
+		}
 		out.Scopes = intersect(c.Scopes, grantScopes)
 		if err := tx.QueryRowContext(ctx, `SELECT gen_random_uuid()::text`).Scan(&out.FamilyID); err != nil {
 			return nil, err

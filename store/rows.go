@@ -17,6 +17,7 @@ type sqlScanner interface {
 
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
@@ -102,7 +103,7 @@ func noRows(err, kind error, format string, args ...any) error {
 }
 
 // execCount runs a statement and returns the number of rows it changed.
-func execCount(ctx context.Context, ex execer, q string, args ...any) (int64, error) {
+func execCount(ctx context.Context, ex querier, q string, args ...any) (int64, error) {
 	res, err := ex.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
