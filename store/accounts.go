@@ -55,20 +55,21 @@ func (db *DB) CreateAccount(ctx context.Context, name string) (Account, error) {
 	}))
 }
 
+const projectColumns = `id, account_id, name, created_at`
+
 const insertProjectSQL = `
 	INSERT INTO projects (account_id, name) VALUES ($1, $2)
-	RETURNING id, account_id, name, created_at`
+	RETURNING ` + projectColumns
 
 // CreateProject creates a project in an existing account and audits it.
 // An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) CreateProject(ctx context.Context, accountID, name string) (Project, error) {
 	var p Project
-	return result(&p, db.inTx(ctx, "create project", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&p, db.inTx(ctx, "create project", func(ctx context.Context, tx *sql.Tx) (err error) {
 		if err := lockAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, insertProjectSQL, accountID, name).Scan(
-			&p.ID, &p.AccountID, &p.Name, &p.CreatedAt); err != nil {
+		if p, err = scanProject(tx.QueryRowContext(ctx, insertProjectSQL, accountID, name)); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project.create",
@@ -140,12 +141,9 @@ func lockSameAccount(ctx context.Context, tx *sql.Tx, projectID, principalID str
 
 // GetProject returns a project. An unknown project is a *RefusedError (ErrNotFound).
 func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error) {
-	var p Project
-	return result(&p, db.inTx(ctx, "get project", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		p, err = lockProject(ctx, tx, projectID)
-		return err
-	}))
+	return txValue(ctx, db, "get project", func(ctx context.Context, tx *sql.Tx) (Project, error) {
+		return lockProject(ctx, tx, projectID)
+	})
 }
 
 const listAccountAuditSQL = `
@@ -174,13 +172,15 @@ func lockAccount(ctx context.Context, tx *sql.Tx, accountID string) error {
 // lockProject returns a project and keeps it from changing until the
 // transaction ends. An unknown project is a *RefusedError (ErrNotFound).
 func lockProject(ctx context.Context, tx *sql.Tx, projectID string) (Project, error) {
-	var p Project
-	err := tx.QueryRowContext(ctx, `SELECT id, account_id, name, created_at FROM projects
-		WHERE id = $1 FOR KEY SHARE`, projectID).Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
-	if err != nil {
-		return Project{}, noRows(err, ErrNotFound, "project %s not found", projectID)
-	}
-	return p, nil
+	p, err := scanProject(tx.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects
+		WHERE id = $1 FOR KEY SHARE`, projectID))
+	return result(&p, noRows(err, ErrNotFound, "project %s not found", projectID))
+}
+
+// scanProject reads one row of projectColumns.
+func scanProject(row sqlScanner) (p Project, err error) {
+	err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
+	return p, err
 }
 
 // lockPrincipal returns a principal and keeps it from changing until the

@@ -17,14 +17,9 @@ const insertAuditSQL = `
 	INSERT INTO audit_events (actor, action, project_id, account_id, target, outcome, details)
 	VALUES ($1, $2, NULLIF($3, '')::uuid, NULLIF($4, '')::uuid, $5, $6, $7)`
 
-// execer is what both *sql.DB and *sql.Tx offer.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 // insertAudit writes one audit row, inside the caller's transaction when given one.
 // Callers must put only identifiers, sizes, hashes and codes in Details.
-func insertAudit(ctx context.Context, ex execer, e AuditEvent) error {
+func insertAudit(ctx context.Context, ex querier, e AuditEvent) error {
 	args, err := auditArgs(e)
 	if err != nil {
 		return err

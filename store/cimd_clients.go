@@ -54,12 +54,10 @@ func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, err
 	if err != nil {
 		return CIMDClient{}, err
 	}
-	var out CIMDClient
-	return result(&out, db.inTx(ctx, "save cimd client", func(ctx context.Context, tx *sql.Tx) error {
-		out, err = scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
+	return txValue(ctx, db, "save cimd client", func(ctx context.Context, tx *sql.Tx) (CIMDClient, error) {
+		return scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
 			c.URL, c.FetchedAt, c.FreshUntil))
-		return err
-	}))
+	})
 }
 
 func scanCIMDClient(row *sql.Row) (CIMDClient, error) {

@@ -114,10 +114,7 @@ func scanClient(row sqlScanner, more ...any) (c Client, err error) {
 
 // PrincipalProjects returns the projects a principal is a member of, by name.
 func (db *DB) PrincipalProjects(ctx context.Context, principalID string) ([]Project, error) {
-	return queryAll(ctx, db, "principal projects", func(row sqlScanner) (p Project, err error) {
-		err = row.Scan(&p.ID, &p.AccountID, &p.Name, &p.CreatedAt)
-		return p, err
-	}, `
+	return queryAll(ctx, db, "principal projects", scanProject, `
 		SELECT p.id, p.account_id, p.name, p.created_at
 		FROM project_members m JOIN projects p ON p.id = m.project_id
 		WHERE m.principal_id = $1

@@ -134,9 +134,8 @@ const insertCodeSQL = `
 // redirect URI, PKCE challenge, approved scopes and resource, and audits it.
 // A request that is unknown, expired or already answered is a *RefusedError
 // (ErrNotFound); a project the principal is not a member of, or a disabled
-// principal, is ErrNotFound;
-// scopes that were not requested, or none at all, are ErrScopeExceeded. A
-// refusal writes nothing and leaves the request pending.
+// principal, is ErrNotFound; scopes that were not requested, or none at all,
+// are ErrScopeExceeded. A refusal writes nothing and leaves the request pending.
 func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, error) {
 	if len(a.CodeHash) != 32 {
 		return Answered{}, refused(ErrInvalid, "code hash must be 32 bytes")

@@ -41,67 +41,53 @@ const selectRefreshSQL = `
 // family (RFC 9700 §4.14.2), commits that, audits it and is refused.
 func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 	var out Issued
-	var refusal error
-	refuse := func(msg string) error { // commits what the transaction did
-		refusal = refused(ErrInvalidGrant, "%s", msg)
-		return nil
-	}
-	err := db.inTx(ctx, "rotate refresh", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.refusingTx(ctx, "rotate refresh", func(ctx context.Context, tx *sql.Tx) (refusal, err error) {
 		var id, kind, resource, project string
 		var scopes stringArray
 		var expires time.Time
 		var used, revoked bool
-		err := tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,
+		err = tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,
 			&resource, &out.FamilyID, &expires, &used, &revoked, &out.ClientID, &project)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return refuse("unknown refresh token")
+			return invalidGrant("unknown refresh token"), nil
 		case err != nil:
-			return err
+			return nil, err
 		case kind != "refresh":
-			return refuse("not a refresh token")
+			return invalidGrant("not a refresh token"), nil
 		case out.ClientID != in.ClientID:
 			// Not a reuse: the family is left alone, because a client that
 			// merely names a token it does not own proves nothing about it.
-			return refuse("refresh token issued to another client")
+			return invalidGrant("refresh token issued to another client"), nil
 		case used:
-			refuse("refresh token reused: family revoked")
-			return revokeFamilyForReuse(ctx, tx, id, out.FamilyID, out.ClientID, project, in.Now)
+			err = revokeFamilyForReuse(ctx, tx, id, out.FamilyID, out.ClientID, project, in.Now)
+			return invalidGrant("refresh token reused: family revoked"), err
 		case revoked:
-			return refuse("refresh token revoked")
+			return invalidGrant("refresh token revoked"), nil
 		case !in.Now.Before(expires):
-			return refuse("refresh token expired")
+			return invalidGrant("refresh token expired"), nil
 		}
 		accessScopes := []string(scopes)
 		if in.Scopes != nil {
 			for _, s := range in.Scopes {
 				if !slices.Contains(scopes, s) {
-					refusal = refused(ErrScopeExceeded, "refresh asked for a scope the token does not carry")
-					return nil
+					return refused(ErrScopeExceeded, "refresh asked for a scope the token does not carry"), nil
 				}
 			}
 			accessScopes = intersect(scopes, in.Scopes)
 		}
-		var grantScopes stringArray
-		err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refuse("grant revoked or principal no longer a member")
-		}
-		if err != nil {
-			return err
+		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
+		if refusal != nil || err != nil {
+			return refusal, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET used_at = $2 WHERE id = $1`, id, in.Now); err != nil {
-			return err
+			return nil, err
 		}
 		// A refresh never adds a scope: both new tokens are bounded by the
 		// old refresh token and by the grant.
 		out.Scopes = intersect(accessScopes, grantScopes)
-		return issue(ctx, tx, &out, "", resource, out.Scopes, intersect(scopes, grantScopes), in.Now, expires, in.Tokens)
-	})
-	if err == nil {
-		err = refusal
-	}
-	return result(&out, err)
+		return nil, issue(ctx, tx, &out, "", resource, out.Scopes, intersect(scopes, grantScopes), in.Now, expires, in.Tokens)
+	}))
 }
 
 func revokeFamilyForReuse(ctx context.Context, tx *sql.Tx, tokenID, family, client, project string, now time.Time) error {
@@ -121,22 +107,18 @@ func revokeFamilyForReuse(ctx context.Context, tx *sql.Tx, tokenID, family, clie
 // itself. It reports whether anything was revoked; an unknown token, or
 // another client's, is not an error (RFC 7009 §2.2: answer 200 regardless).
 func (db *DB) RevokeClientToken(ctx context.Context, tokenHash []byte, clientID string, now time.Time) (bool, error) {
-	var done bool
-	err := db.inTx(ctx, "revoke client token", func(ctx context.Context, tx *sql.Tx) error {
+	return txValue(ctx, db, "revoke client token", func(ctx context.Context, tx *sql.Tx) (bool, error) {
 		var id, kind, family, client, project string
 		err := tx.QueryRowContext(ctx, `
 			SELECT t.id, t.kind, t.family_id::text, g.client_id, g.project_id
 			FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 			WHERE t.token_hash = $1 AND t.revoked_at IS NULL
 			FOR UPDATE OF t`, tokenHash).Scan(&id, &kind, &family, &client, &project)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+		if errors.Is(err, sql.ErrNoRows) || err == nil && client != clientID {
+			return false, nil
 		}
 		if err != nil {
-			return err
-		}
-		if client != clientID {
-			return nil
+			return false, err
 		}
 		q, arg := `UPDATE oauth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id
 		if kind == "refresh" {
@@ -144,12 +126,10 @@ func (db *DB) RevokeClientToken(ctx context.Context, tokenHash []byte, clientID 
 		}
 		n, err := execCount(ctx, tx, q, arg, now)
 		if err != nil {
-			return err
+			return false, err
 		}
-		done = true
-		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_token.revoke",
+		return true, insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorClient(client), Action: "oauth_token.revoke",
 			ProjectID: project, Target: id, Outcome: OutcomeOK,
 			Details: map[string]any{"kind": kind, "family_id": family, "tokens_revoked": n}})
 	})
-	return result(&done, err)
 }

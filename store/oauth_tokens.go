@@ -93,6 +93,17 @@ const activeGrantSQL = `
 	WHERE g.id = $1 AND g.revoked_at IS NULL
 	FOR SHARE OF g, m`
 
+// activeGrant reads the principal and project of out.GrantID into out
+// (activeGrantSQL) and returns the grant's scopes; a revoked grant or a lost
+// membership is a refusal.
+func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes stringArray, refusal, err error) {
+	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &scopes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invalidGrant("grant revoked or principal no longer a member"), nil
+	}
+	return scopes, nil, err
+}
+
 const insertTokenSQL = `
 	INSERT INTO oauth_tokens (token_hash, kind, grant_id, code_id, scopes, resource, family_id, expires_at)
 	VALUES ($1, $2, $3, NULLIF($4, '')::uuid, $5, $6, $7::uuid, $8)`
@@ -104,56 +115,61 @@ const insertTokenSQL = `
 // is refused.
 func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error) {
 	var out Issued
-	var refusal error
-	refuse := func(msg string) error { // commits what the transaction did
-		refusal = refused(ErrInvalidGrant, "%s", msg)
-		return nil
-	}
-	err := db.inTx(ctx, "redeem code", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&out, db.refusingTx(ctx, "redeem code", func(ctx context.Context, tx *sql.Tx) (refusal, err error) {
 		c, err := scanCode(tx.QueryRowContext(ctx, consumeCodeSQL, in.CodeHash, in.Now))
 		if errors.Is(err, sql.ErrNoRows) {
-			refusal, err = codeNotRedeemable(ctx, tx, in)
-			return err
+			return codeNotRedeemable(ctx, tx, in)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// From here on the code is consumed whatever happens; a refusal
 		// commits that.
 		switch {
 		case c.ClientID != in.ClientID:
-			return refuse("code issued to another client")
+			return invalidGrant("code issued to another client"), nil
 		case !in.Now.Before(c.ExpiresAt):
-			return refuse("code expired")
+			return invalidGrant("code expired"), nil
 		}
 		if in.Check != nil {
 			if refusal = in.Check(c); refusal != nil {
-				return nil
+				return refusal, nil
 			}
 		}
-		var grantScopes stringArray
-		err = tx.QueryRowContext(ctx, activeGrantSQL, c.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &grantScopes)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refuse("grant revoked or principal no longer a member")
-		}
-		if err != nil {
-			return err
-		}
 		out.GrantID, out.ClientID = c.GrantID, c.ClientID
+		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
+		if refusal != nil || err != nil {
+			return refusal, err
+		}
 		out.Scopes = intersect(c.Scopes, grantScopes)
 		if err := tx.QueryRowContext(ctx, `SELECT gen_random_uuid()::text`).Scan(&out.FamilyID); err != nil {
-			return err
+			return nil, err
 		}
 		if err := issue(ctx, tx, &out, c.ID, c.Resource, out.Scopes, out.Scopes, in.Now, in.Now.Add(in.Tokens.RefreshTTL), in.Tokens); err != nil {
-			return err
+			return nil, err
 		}
-		return boundFamilies(ctx, tx, &out, in.Now)
+		return nil, boundFamilies(ctx, tx, &out, in.Now)
+	}))
+}
+
+// refusingTx is inTx for the token endpoint, whose refusals commit what the
+// transaction did (a consumed code, a revoked family): fn returns a refusal
+// beside its error, and the refusal is the result once the commit succeeded.
+func (db *DB) refusingTx(ctx context.Context, op string,
+	fn func(ctx context.Context, tx *sql.Tx) (refusal, err error)) error {
+	var refusal error
+	err := db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) (err error) {
+		refusal, err = fn(ctx, tx)
+		return err
 	})
 	if err == nil {
 		err = refusal
 	}
-	return result(&out, err)
+	return err
 }
+
+// invalidGrant is a refusal of a code or refresh token; msg is for logs only.
+func invalidGrant(msg string) error { return refused(ErrInvalidGrant, "%s", msg) }
 
 // codeNotRedeemable explains why consumeCodeSQL matched nothing. A code that
 // exists and was already used, presented again by its own client with
@@ -167,16 +183,16 @@ func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refu
 	c, err := scanCode(tx.QueryRowContext(ctx, `SELECT `+codeColumns+`
 		FROM oauth_codes WHERE code_hash = $1 FOR UPDATE`, in.CodeHash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return refused(ErrInvalidGrant, "unknown code"), nil
+		return invalidGrant("unknown code"), nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if c.ClientID != in.ClientID {
-		return refused(ErrInvalidGrant, "used code presented by another client"), nil
+		return invalidGrant("used code presented by another client"), nil
 	}
 	if in.Check != nil && in.Check(c) != nil {
-		return refused(ErrInvalidGrant, "used code presented with invalid parameters"), nil
+		return invalidGrant("used code presented with invalid parameters"), nil
 	}
 	n, err := execCount(ctx, tx, `
 		UPDATE oauth_tokens SET revoked_at = $2
@@ -194,7 +210,7 @@ func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refu
 		Details: map[string]any{"grant_id": c.GrantID, "tokens_revoked": n}}); err != nil {
 		return nil, err
 	}
-	return refused(ErrInvalidGrant, "code already used: tokens issued from it revoked"), nil
+	return invalidGrant("code already used: tokens issued from it revoked"), nil
 }
 
 // issue stores a new access token (and refresh token, if asked) in out's

@@ -17,6 +17,7 @@ type sqlScanner interface {
 
 // querier is what both *sql.DB and *sql.Tx offer.
 type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
@@ -72,6 +73,16 @@ func queryOne[T any](ctx context.Context, db *DB, op string, scan func(sqlScanne
 	return result(&v, wrap(op, err))
 }
 
+// txValue is inTx for a method whose result is what fn returns.
+func txValue[T any](ctx context.Context, db *DB, op string,
+	fn func(ctx context.Context, tx *sql.Tx) (T, error)) (T, error) {
+	var out T
+	return result(&out, db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) (err error) {
+		out, err = fn(ctx, tx)
+		return err
+	}))
+}
+
 // result is what a method returns after its transaction: *out, or the zero
 // T and err.
 func result[T any](out *T, err error) (T, error) {
@@ -92,7 +103,7 @@ func noRows(err, kind error, format string, args ...any) error {
 }
 
 // execCount runs a statement and returns the number of rows it changed.
-func execCount(ctx context.Context, ex execer, q string, args ...any) (int64, error) {
+func execCount(ctx context.Context, ex querier, q string, args ...any) (int64, error) {
 	res, err := ex.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -110,16 +121,14 @@ func (r errRow) Scan(...any) error { return r.err }
 // a *RefusedError (ErrNotFound) rather than empty.
 func listIn[T any](ctx context.Context, db *DB, op string, lock func(context.Context, *sql.Tx) error,
 	scan func(sqlScanner) (T, error), query string, args ...any) ([]T, error) {
-	var out []T
-	return result(&out, db.inTx(ctx, op, func(ctx context.Context, tx *sql.Tx) (err error) {
+	return txValue(ctx, db, op, func(ctx context.Context, tx *sql.Tx) ([]T, error) {
 		if lock != nil {
 			if err := lock(ctx, tx); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		out, err = all(ctx, tx, scan, query, args...)
-		return err
-	}))
+		return all(ctx, tx, scan, query, args...)
+	})
 }
 
 // inAccount is listIn's lockAccount of id.

@@ -132,9 +132,8 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(ctx context.Context, 
 	return db.txWith(ctx, op, QueryTimeout, nil, fn)
 }
 
-// longTx is inTx with a timeout and transaction options of the caller's, for
-// the statements that the admin CLI runs alone: timeout also bounds each wait
-// on the connection (ioTimeout) meanwhile.
+// longTx is txWith for the statements that the admin CLI runs alone: timeout
+// also bounds each wait on the connection (ioTimeout) meanwhile.
 func (db *DB) longTx(ctx context.Context, op string, timeout time.Duration, opts *sql.TxOptions,
 	fn func(ctx context.Context, tx *sql.Tx) error) error {
 	db.dialer.timeout.Store(int64(timeout))

@@ -33,15 +33,12 @@ const createTaskSQL = `
 // CreateTask adds an open task to a project, within its tasks quota (a
 // *QuotaError otherwise).
 func (db *DB) CreateTask(ctx context.Context, projectID, title, body, createdBy string) (Task, error) {
-	var t Task
-	return result(&t, db.inTx(ctx, "create task", func(ctx context.Context, tx *sql.Tx) error {
+	return txValue(ctx, db, "create task", func(ctx context.Context, tx *sql.Tx) (Task, error) {
 		if err := checkRows(ctx, tx, quotaTasks, "tasks", projectID, DefaultLimits.Tasks); err != nil {
-			return err
+			return Task{}, err
 		}
-		var err error
-		t, err = scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
-		return err
-	}))
+		return scanTask(tx.QueryRowContext(ctx, createTaskSQL, projectID, title, body, createdBy))
+	})
 }
 
 const getTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1 AND project_id = $2`

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -57,12 +58,9 @@ const dispatchInstructionsSQL = documentSourceSelect + `
 // "verifier") in the project is assembled from. Core and mode come only from
 // the project's account, never from the project's own repositories.
 func (db *DB) DispatchConfig(ctx context.Context, projectID, profile, mode string) (DispatchConfig, error) {
-	var c DispatchConfig
-	return result(&c, db.inTx(ctx, "dispatch config", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		c, err = loadDispatchConfig(ctx, tx, projectID, profile, mode, "")
-		return err
-	}))
+	return txValue(ctx, db, "dispatch config", func(ctx context.Context, tx *sql.Tx) (DispatchConfig, error) {
+		return loadDispatchConfig(ctx, tx, projectID, profile, mode, "")
+	})
 }
 
 // loadDispatchConfig reads the configuration; lock is "" or a locking clause
@@ -199,16 +197,8 @@ func recheckConfig(ctx context.Context, tx *sql.Tx, w NewWorkflow) error {
 }
 
 func sameConfig(a, b DispatchConfig) bool {
-	if !sameAccountSource(a.Core, b.Core) || !sameAccountSource(a.Mode, b.Mode) ||
-		len(a.Instructions) != len(b.Instructions) {
-		return false
-	}
-	for i := range a.Instructions {
-		if !sameDocumentSource(a.Instructions[i], b.Instructions[i]) {
-			return false
-		}
-	}
-	return true
+	return sameAccountSource(a.Core, b.Core) && sameAccountSource(a.Mode, b.Mode) &&
+		slices.EqualFunc(a.Instructions, b.Instructions, sameDocumentSource)
 }
 
 // sameAccountSource compares what a dispatch depends on: identity, location,
