@@ -181,7 +181,8 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 			return nil, err
 		}
 	}
-	if !isSHA1Hex(obj.sha) || blobSHA(content) != obj.sha {
+	sha := obj.sha
+	if !isSHA1Hex(sha) || blobSHA(content) != sha {
 		return nil, fmt.Errorf("%w: blob SHA-1 does not match the content", ErrInconsistent)
 	}
 	if !utf8.Valid(content) {
@@ -190,7 +191,7 @@ func decodeContents(body []byte, wantPath string) (*File, error) {
 	if bytes.IndexByte(content, 0) >= 0 {
 		return nil, fmt.Errorf("%w: NUL byte", ErrNotUTF8)
 	}
-	return &File{Path: obj.path, BlobSHA: obj.sha, Size: len(content), Content: content,
+	return &File{Path: obj.path, BlobSHA: sha, Size: len(content), Content: content,
 		SHA256: sha256.Sum256(content)}, nil
 }
 
