@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,6 +58,8 @@ const (
 // otherwise give one cursor several spellings. It still skips '\r' and '\n',
 // so decode checks the alphabet first.
 var b64 = base64.RawURLEncoding.Strict()
+
+const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // Internal reasons, kept apart for the test vectors. Decode folds all of them
 // into ErrInvalid.
@@ -162,28 +165,22 @@ func (k *key) mac(dst, msg []byte) []byte {
 // expired when now is at or after its Expires.
 func (c *Codec) Decode(s string, now time.Time) (Cursor, error) {
 	cur, err := c.decode(s, now)
-	switch err {
-	case nil:
-		return cur, nil
-	case ErrExpired:
-		return Cursor{}, ErrExpired
-	default:
+	if err != nil && err != ErrExpired {
 		return Cursor{}, ErrInvalid
 	}
+	return cur, err
 }
 
 // decode is Decode with the reason kept: errMalformed, errBadMAC or
-// ErrExpired.
+// ErrExpired. On error the Cursor is zero.
 func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
 	// The length cap comes first, because it bounds all the work below.
 	if len(s) > MaxLen {
 		return Cursor{}, errMalformed
 	}
 	// Only the 64 characters of the alphabet: b64 would skip a newline.
-	for i := 0; i < len(s); i++ {
-		if !isB64URL(s[i]) {
-			return Cursor{}, errMalformed
-		}
+	if strings.Trim(s, b64Alphabet) != "" {
+		return Cursor{}, errMalformed
 	}
 	raw, err := b64.DecodeString(s)
 	if err != nil || len(raw) < minRawLen {
@@ -212,10 +209,6 @@ func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
 		return Cursor{}, ErrExpired
 	}
 	return cur, nil
-}
-
-func isB64URL(b byte) bool {
-	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_'
 }
 
 // parseBody parses the body exactly as encode writes it: seven

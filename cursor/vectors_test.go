@@ -303,7 +303,7 @@ func formatVectors(vs []vector) string {
 			line("expires", w.Expires.UTC().Format(time.RFC3339))
 		}
 		in := v.input
-		if in == "" || strings.IndexFunc(in, func(r rune) bool { return r > 0x7f || !isB64URL(byte(r)) }) >= 0 {
+		if in == "" || strings.IndexFunc(in, func(r rune) bool { return !strings.ContainsRune(b64Alphabet, r) }) >= 0 {
 			in = strconv.Quote(in)
 		}
 		b.WriteString("\n" + in + "\n")

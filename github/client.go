@@ -1,6 +1,7 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"crypto/rsa"
 	"crypto/tls"
@@ -79,13 +80,15 @@ type Client struct {
 // the rest of the server keeps working without GitHub.
 func NewClient(cfg Config) *Client {
 	c := &Client{
-		appID:     cfg.AppID,
-		key:       cfg.Key,
-		timeout:   cfg.Timeout,
-		now:       cfg.Now,
-		log:       cfg.Logger,
-		onRequest: cfg.OnRequest,
-		onMint:    cfg.OnMint,
+		appID:      cfg.AppID,
+		key:        cfg.Key,
+		timeout:    cfg.Timeout,
+		now:        cfg.Now,
+		log:        cfg.Logger,
+		onRequest:  cfg.OnRequest,
+		onMint:     cfg.OnMint,
+		tokens:     tokenCache{tokens: map[tokenKey]cachedToken{}, inflight: map[tokenKey]*mintCall{}},
+		rateLimits: rateLimits{held: map[int64]*backoff{}},
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -96,14 +99,8 @@ func NewClient(cfg Config) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.tokens.init()
-	c.rateLimits.init()
 
-	raw := cfg.BaseURL
-	if raw == "" {
-		raw = DefaultBaseURL
-	}
-	if u, err := url.Parse(strings.TrimSuffix(raw, "/")); err == nil &&
+	if u, err := url.Parse(strings.TrimSuffix(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/")); err == nil &&
 		u.Scheme == "https" && u.Host != "" && u.User == nil &&
 		u.RawQuery == "" && u.Fragment == "" && u.RawPath == "" {
 		c.base = u

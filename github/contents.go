@@ -50,44 +50,41 @@ type File struct {
 }
 
 // GetFile reads the file at path in commit commitSHA of b's repository with
-// one contents request (a second only after a 401 on a cached installation
-// token: it is dropped, a new one minted, the request retried once); 5xx and
-// connection errors are the caller's to retry. Names are validated and the
-// App configuration checked before any request, and the answer is bounded
-// and verified as the package doc says; decoding and hashing run in the
-// caller's goroutine.
+// one contents request, retried only as the package doc says, and bounds and
+// verifies the answer; decoding and hashing run in the caller's goroutine.
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
-	const op = "github: get file"
-	if err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), ValidatePath(path),
-		ValidateCommitSHA(commitSHA), c.configured(b)); err != nil {
-		return nil, withOp(op, err)
-	}
-	u := c.repoURL(b) + "/contents/" + escapeSegments(path) + "?ref=" + commitSHA
-	var f *File
-	err := c.call(ctx, b, "contents", u, "application/vnd.github.object+json", MaxContentsResponse,
-		func(body []byte) (err error) {
-			f, err = decodeContents(body, path)
-			return err
-		})
-	if err != nil {
-		return nil, withOp(op, err)
-	}
-	return f, nil
+	return get(ctx, c, b, "github: get file", firstError(ValidatePath(path), ValidateCommitSHA(commitSHA)),
+		"contents", "/contents/"+escapeSegments(path)+"?ref="+commitSHA,
+		"application/vnd.github.object+json", MaxContentsResponse,
+		func(body []byte) (*File, error) { return decodeContents(body, path) })
 }
 
-// call runs one authenticated GET with the 401-retry rule and hands the body
-// of a 200, read through limit, to decode. Rate limits are remembered per
-// installation, and a secondary one per tenant (ratelimits.go); while one
-// holds, no request is sent.
-func (c *Client) call(ctx context.Context, b Binding, route, u, accept string, limit int64,
-	decode func([]byte) error) error {
-	if err := c.rateLimits.check(b, c.now()); err != nil {
-		return err
+// get checks b's names, the request's own (valid) and the App configuration
+// before any request, then runs one authenticated GET of c.repoURL(b)+suffix
+// with the 401-retry rule and hands the body of a 200, read through limit, to
+// decode. Rate limits are remembered per installation, and a secondary one
+// per tenant (ratelimits.go); while one holds, no request is sent. Every
+// error is prefixed with op.
+func get[T any](ctx context.Context, c *Client, b Binding, op string, valid error,
+	route, suffix, accept string, limit int64, decode func([]byte) (T, error)) (T, error) {
+	var v, zero T
+	err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), valid, c.configured(b))
+	if err == nil {
+		err = c.rateLimits.check(b, c.now())
+	}
+	if err != nil {
+		return zero, withOp(op, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	err := c.callOnce(ctx, b, route, u, accept, limit, decode)
-	return c.rateLimits.note(b, err, c.now())
+	err = c.callOnce(ctx, b, route, c.repoURL(b)+suffix, accept, limit, func(body []byte) (err error) {
+		v, err = decode(body)
+		return err
+	})
+	if err = c.rateLimits.note(b, err, c.now()); err != nil {
+		return zero, withOp(op, err)
+	}
+	return v, nil
 }
 
 func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, limit int64,

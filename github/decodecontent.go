@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // chunk is how much base64 is decoded at a time: a multiple of 4.
@@ -58,12 +59,7 @@ func decodeContent(raw []byte, size int) ([]byte, error) {
 		if err := json.Unmarshal(append([]byte{'"'}, raw[i+1:]...), &rest); err != nil {
 			return nil, errMalformed // cannot happen: encoding/json checked raw
 		}
-		for k := 0; k < len(rest); k++ {
-			if rest[k] != '\n' && rest[k] != '\r' {
-				s[w] = rest[k]
-				w++
-			}
-		}
+		w += copy(s[w:], strings.ReplaceAll(strings.ReplaceAll(rest, "\n", ""), "\r", ""))
 		break
 	}
 	b64 := s[:w]

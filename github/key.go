@@ -51,21 +51,19 @@ func ParseAppKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 	var key *rsa.PrivateKey
 	switch block.Type {
 	case "RSA PRIVATE KEY":
-		k, err := x509.ParsePKCS1PrivateKey(block.Bytes)
-		if err != nil {
+		var err error
+		if key, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
 			return nil, bad("malformed PKCS#1 RSA key")
 		}
-		key = k
 	case "PRIVATE KEY":
 		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 		if err != nil {
 			return nil, bad("malformed PKCS#8 key")
 		}
-		rk, ok := k.(*rsa.PrivateKey)
-		if !ok {
+		var ok bool
+		if key, ok = k.(*rsa.PrivateKey); !ok {
 			return nil, bad("PKCS#8 key is not RSA; GitHub Apps use RSA keys")
 		}
-		key = rk
 	case "ENCRYPTED PRIVATE KEY":
 		return nil, bad("encrypted key; use an unencrypted key in a protected file")
 	case "OPENSSH PRIVATE KEY":

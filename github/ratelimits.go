@@ -44,8 +44,6 @@ type backoff struct {
 	tenants map[string]time.Time // one tenant's secondary limit
 }
 
-func (r *rateLimits) init() { r.held = make(map[int64]*backoff) }
-
 // check returns a *RateLimitError while b's installation, or b's tenant on
 // it, is held.
 func (r *rateLimits) check(b Binding, now time.Time) error {

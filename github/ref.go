@@ -16,21 +16,9 @@ import (
 // ErrInvalidName before any request. Retry and rate-limit rules are those
 // of GetFile.
 func (c *Client) ResolveBranch(ctx context.Context, b Binding, branch string) (commitSHA string, err error) {
-	const op = "github: resolve branch"
-	if err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), ValidateBranch(branch),
-		c.configured(b)); err != nil {
-		return "", withOp(op, err)
-	}
-	u := c.repoURL(b) + "/git/ref/heads/" + escapeSegments(branch)
-	err = c.call(ctx, b, "git_ref", u, "application/vnd.github+json", maxRefResponse,
-		func(body []byte) (err error) {
-			commitSHA, err = decodeRef(body, branch)
-			return err
-		})
-	if err != nil {
-		return "", withOp(op, err)
-	}
-	return commitSHA, nil
+	return get(ctx, c, b, "github: resolve branch", ValidateBranch(branch),
+		"git_ref", "/git/ref/heads/"+escapeSegments(branch), "application/vnd.github+json", maxRefResponse,
+		func(body []byte) (string, error) { return decodeRef(body, branch) })
 }
 
 // decodeRef checks a git/ref response for branch and returns its commit SHA.

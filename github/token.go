@@ -56,11 +56,6 @@ type tokenCache struct {
 	inflight map[tokenKey]*mintCall
 }
 
-func (t *tokenCache) init() {
-	t.tokens = make(map[tokenKey]cachedToken)
-	t.inflight = make(map[tokenKey]*mintCall)
-}
-
 func keyFor(b Binding) tokenKey {
 	return tokenKey{installation: b.InstallationID, owner: b.Owner, repo: b.Repo, repositoryID: b.RepositoryID}
 }
@@ -153,12 +148,12 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 	body := mintRequest{Permissions: map[string]string{"contents": "read"}}
 	// Exactly one repository, always: an empty or absent list would mint a
 	// token for every repository of the installation.
-	if b.RepositoryID > 0 {
+	switch {
+	case b.RepositoryID > 0:
 		body.RepositoryIDs = []int64{b.RepositoryID}
-	} else {
+	case b.Repo != "":
 		body.Repositories = []string{b.Repo}
-	}
-	if len(body.RepositoryIDs)+len(body.Repositories) != 1 || (len(body.Repositories) == 1 && body.Repositories[0] == "") {
+	default:
 		return cachedToken{}, fmt.Errorf("%w: no repository to scope the token to", ErrInvalidName)
 	}
 	payload, err := json.Marshal(body)
@@ -248,12 +243,7 @@ func (c *Client) checkMint(raw []byte, b Binding) (cachedToken, error) {
 // isHeaderSafe reports whether s is visible ASCII without spaces, so it can
 // sit in an Authorization header without changing its meaning.
 func isHeaderSafe(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f }) < 0
 }
 
 // JWT timing (GitHub "Generating a JSON Web Token for a GitHub App"): iat is

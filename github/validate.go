@@ -122,14 +122,7 @@ func isHex(c byte) bool {
 }
 
 // hasControl reports whether s holds a C0, DEL or C1 control character.
-func hasControl(s string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
-}
+func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
 
 // hasPercentEscape reports whether s holds '%' followed by two hex digits.
 func hasPercentEscape(s string) bool {

@@ -46,21 +46,16 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 	if len(s) > MaxClientIDURL {
 		return "", ErrClientIDURL
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' || c == '@' {
-			return "", ErrClientIDURL
-		}
+	if unprintable(s, `\#@`) {
+		return "", ErrClientIDURL
 	}
 	rest, ok := strings.CutPrefix(s, "https://")
 	if !ok {
 		return "", ErrClientIDURL
 	}
-	slash := strings.IndexByte(rest, '/')
-	if q := strings.IndexByte(rest, '?'); q >= 0 && (slash < 0 || q < slash) {
-		return "", ErrClientIDURL // a query with no path
-	}
-	if slash < 0 {
-		return "", ErrClientIDURL
+	slash := strings.IndexAny(rest, "/?")
+	if slash < 0 || rest[slash] == '?' {
+		return "", ErrClientIDURL // no path, or a query with no path
 	}
 	host, path := rest[:slash], rest[slash:]
 	host, _ = strings.CutSuffix(host, ":443")
@@ -84,10 +79,8 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 		if dec == "." || dec == ".." {
 			return "", ErrClientIDDotPath
 		}
-		for i := 0; i < len(dec); i++ {
-			if c := dec[i]; c <= 0x20 || c >= 0x7f || c == '/' || c == '\\' {
-				return "", ErrClientIDURL
-			}
+		if unprintable(dec, `/\`) {
+			return "", ErrClientIDURL
 		}
 	}
 	if !allowed[host] {

@@ -52,9 +52,6 @@ func (f Form) Unknown(allowed ...string) string {
 // at most MaxParams pairs. Empty pairs ("a=1&&b=2") are skipped.
 func ParseForm(raw string, repeatable ...string) (Form, error) {
 	f := Form{}
-	if raw == "" {
-		return f, nil
-	}
 	n := 0
 	for _, pair := range strings.Split(raw, "&") {
 		if pair == "" {

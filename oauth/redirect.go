@@ -53,10 +53,8 @@ func ValidateRedirectURI(s string) error {
 	if len(s) > MaxRedirectURILen {
 		return invalidRedirect(fmt.Sprintf("longer than %d bytes", MaxRedirectURILen))
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= 0x20 || c >= 0x7f {
-			return invalidRedirect("contains a space, control or non-ASCII character")
-		}
+	if unprintable(s, "") {
+		return invalidRedirect("contains a space, control or non-ASCII character")
 	}
 	if strings.ContainsAny(s, "#\\") {
 		return invalidRedirect("contains a fragment or backslash")
@@ -158,6 +156,14 @@ const (
 
 // only reports whether every byte of s is one of the ASCII bytes in set.
 func only(s, set string) bool { return strings.Trim(s, set) == "" }
+
+// unprintable reports whether s holds a space, a control or non-ASCII byte,
+// or one of the bytes in also.
+func unprintable(s, also string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		return r <= 0x20 || r >= 0x7f || strings.ContainsRune(also, r)
+	}) >= 0
+}
 
 func isLoopbackHost(h string) bool { return slices.Contains(loopbackHosts, h) }
 
