@@ -72,8 +72,8 @@ var forbiddenPrefixes = func() []netip.Prefix {
 // IPv6 address (::ffff:10.0.0.1) is judged as the IPv4 address it is.
 func forbiddenAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
+	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		slices.ContainsFunc(forbiddenPrefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 

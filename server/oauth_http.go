@@ -250,7 +250,8 @@ func pendingTarget(v string) (string, bool) {
 	s := string(b)
 	// Any byte from 0x7f up makes a rune from 0x7f up (U+FFFD if invalid).
 	unsafe := func(c rune) bool { return c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' }
-	if !strings.HasPrefix(s, oauth.PathAuthorize+"?") || len(s) > maxPendingURI || strings.ContainsFunc(s, unsafe) {
+	if !strings.HasPrefix(s, oauth.PathAuthorize+"?") || len(s) > maxPendingURI ||
+		strings.ContainsFunc(s, unsafe) {
 		return "", false
 	}
 	return s, true
