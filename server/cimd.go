@@ -196,17 +196,11 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 	return saved, false, nil
 }
 
-// cimdAuthorizeClient resolves a URL client_id at /oauth/authorize. On
-// failure it writes an error page, never a redirect: the redirect URI is
-// not yet trusted. With CIMD off, a URL is an unknown client, as before.
+// cimdAuthorizeClient resolves a URL client_id at /oauth/authorize, CIMD
+// on. On failure it writes an error page, never a redirect: the redirect
+// URI is not yet trusted.
 func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
 	id string) (store.Client, bool) {
-	if cfg.CIMD == nil {
-		addLog(r.Context(), slog.String("code", "invalid_client_or_redirect"))
-		writeMessage(w, http.StatusBadRequest, "Invalid authorization request",
-			"The application is not registered with this server. Start again from your application.")
-		return store.Client{}, false
-	}
 	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id, cimdCaller{clientNetwork(r), wideNetwork(r)})
 	if fail == nil {
 		if stale {
@@ -227,13 +221,13 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	// The page says what the administrator must do: a client that uses a
 	// metadata document (Claude Code, Codex) never falls back to registering
 	// itself, so without the administrator it waits on this page for good.
-	const unlist = " so that the application registers itself instead."
+	unlist := "remove " + host + " from HEYAIRA_CIMD_HOSTS so that the application registers itself instead."
+	reach := "must let the server reach https://" + host + ", or " + unlist
 	status := http.StatusBadRequest
 	msg := "This server could not use the document that describes the application (reason: " + fail.reason + ")."
 	switch fail.reason {
 	case cimdStoreFailed:
-		logger.WarnContext(r.Context(), "cimd client store failed", "req_id", requestID(r.Context()), "err", fail.err)
-		writeUnavailablePage(w)
+		unavailable(w, r, logger, "cimd client store failed", fail.err)
 		return store.Client{}, false
 	case cimdRateLimited:
 		wait := int(fail.wait.Seconds()) + 1
@@ -241,21 +235,18 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 		status = http.StatusTooManyRequests
 		msg = "This server is fetching application descriptions from " + host + " too often right now (reason: " +
 			fail.reason + "). Try again from your application in " + strconv.Itoa(wait) + " seconds. " +
-			"If it keeps failing, the server may be unable to reach " + host + ": your administrator must let the server reach https://" +
-			host + ", or remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist
+			"If it keeps failing, the server may be unable to reach " + host + ": your administrator " + reach
 	case cimdTimeout, cimdForbiddenAddr, cimdFetchFailed:
 		status = http.StatusBadGateway
 		msg = "This server could not fetch this application's description from " + host + " (reason: " + fail.reason + "). " +
-			"Your administrator must let the server reach https://" + host + ", or remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist +
-			" Starting again will not help until then."
+			"Your administrator " + reach + " Starting again will not help until then."
 	case cimdRedirect, cimdTooLarge, cimdBadStatus, cimdBadContentType:
 		status = http.StatusBadGateway
 		msg = "This server fetched this application's description from " + host + ", but the answer cannot be used (reason: " +
-			fail.reason + "). If starting again from your application does not help, your administrator can remove " + host +
-			" from HEYAIRA_CIMD_HOSTS" + unlist
+			fail.reason + "). If starting again from your application does not help, your administrator can " + unlist
 	case cimdInvalidJSON, cimdClientIDMismatch, cimdSecret, cimdAuthMethod, cimdInvalidDocument:
 		msg = "The description this application publishes on " + host + " is not one this server accepts (reason: " + fail.reason +
-			"). Your administrator can remove " + host + " from HEYAIRA_CIMD_HOSTS" + unlist
+			"). Your administrator can " + unlist
 	default: // the URL itself was refused before any fetch
 		msg += " Start again from your application; if it keeps failing, tell your administrator."
 	}

@@ -60,11 +60,9 @@ func parseCIMDocument(url string, body []byte) (cimdDocument, string) {
 	var id, method string
 	var doc cimdDocument
 	var uris, grants, responses []string
-	for key, dst := range map[string]any{"client_id": &id, "client_name": &doc.name, "redirect_uris": &uris,
-		"grant_types": &grants, "response_types": &responses, "token_endpoint_auth_method": &method} {
-		if !metadataField(raw, key, dst) {
-			return cimdDocument{}, cimdInvalidDocument
-		}
+	if !metadataFields(raw, map[string]any{"client_id": &id, "client_name": &doc.name, "redirect_uris": &uris,
+		"grant_types": &grants, "response_types": &responses, "token_endpoint_auth_method": &method}) {
+		return cimdDocument{}, cimdInvalidDocument
 	}
 	if id != url {
 		return cimdDocument{}, cimdClientIDMismatch

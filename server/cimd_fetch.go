@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,16 +72,9 @@ var forbiddenPrefixes = func() []netip.Prefix {
 // IPv6 address (::ffff:10.0.0.1) is judged as the IPv4 address it is.
 func forbiddenAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return true
-	}
-	for _, p := range forbiddenPrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
+		slices.ContainsFunc(forbiddenPrefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 
 // checkDialAddr is the dialer's Control hook: it runs after name

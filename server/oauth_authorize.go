@@ -159,13 +159,16 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	}
 	var c store.Client
 	var err error
-	if oauth.IsClientIDURL(id) {
+	switch {
+	case !oauth.IsClientIDURL(id):
+		c, err = st.Client(r.Context(), id)
+	case cfg.CIMD == nil:
+		err = store.ErrNotFound // with CIMD off, a URL is an unknown client
+	default:
 		var ok bool
 		if c, ok = cimdAuthorizeClient(w, r, logger, cfg, st, id); !ok {
 			return store.Client{}, "", false
 		}
-	} else {
-		c, err = st.Client(r.Context(), id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return invalid("The application is not registered with this server. Start again from your application.")

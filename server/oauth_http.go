@@ -130,10 +130,6 @@ func writeMessage(w http.ResponseWriter, status int, title, msg string) {
 // the request id, and shows the page that says to try again.
 func unavailable(w http.ResponseWriter, r *http.Request, logger *slog.Logger, what string, err error) {
 	logger.WarnContext(r.Context(), what, "req_id", requestID(r.Context()), "err", err)
-	writeUnavailablePage(w)
-}
-
-func writeUnavailablePage(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "5")
 	writeMessage(w, http.StatusServiceUnavailable, "Try again shortly", "The service cannot reach its database. Try again in a moment.")
 }
@@ -176,13 +172,11 @@ func handleOAuthPreflight() http.Handler {
 	})
 }
 
-var errNotForm = errors.New("Content-Type must be application/x-www-form-urlencoded")
-
 // readForm reads a bounded application/x-www-form-urlencoded body strictly
 // (oauth.ParseForm). Only the parameters in repeatable may repeat.
 func readForm(w http.ResponseWriter, r *http.Request, repeatable ...string) (oauth.Form, error) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, errNotForm
+		return nil, errors.New("Content-Type must be application/x-www-form-urlencoded")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxOAuthForm))
 	if err != nil {
@@ -254,13 +248,11 @@ func pendingTarget(v string) (string, bool) {
 		return "", false
 	}
 	s := string(b)
-	if !strings.HasPrefix(s, oauth.PathAuthorize+"?") || len(s) > maxPendingURI {
+	// Any byte from 0x7f up makes a rune from 0x7f up (U+FFFD if invalid).
+	unsafe := func(c rune) bool { return c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' }
+	if !strings.HasPrefix(s, oauth.PathAuthorize+"?") || len(s) > maxPendingURI ||
+		strings.ContainsFunc(s, unsafe) {
 		return "", false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= 0x20 || c >= 0x7f || c == '\\' || c == '#' {
-			return "", false
-		}
 	}
 	return s, true
 }

@@ -146,12 +146,11 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be a JSON object")
 	}
-	field := func(key string, dst any) bool { return metadataField(raw, key, dst) }
 	var md clientMetadata
 	var uris, grants, responses []string
 	var method string
-	if !field("redirect_uris", &uris) || !field("client_name", &md.name) || !field("grant_types", &grants) ||
-		!field("response_types", &responses) || !field("token_endpoint_auth_method", &method) {
+	if !metadataFields(raw, map[string]any{"redirect_uris": &uris, "client_name": &md.name,
+		"grant_types": &grants, "response_types": &responses, "token_endpoint_auth_method": &method}) {
 		return bad(oauth.ErrCodeInvalidClientMetadata, "a metadata field has the wrong type")
 	}
 	if method != "" && method != "none" {
@@ -192,15 +191,16 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 	return md, nil
 }
 
-// metadataField reads one known metadata member by its exact key, because
-// encoding/json alone would also take "Redirect_URIs". A missing or null
-// member leaves dst alone; it reports false for a member of the wrong type.
-func metadataField(raw map[string]json.RawMessage, key string, dst any) bool {
-	v, ok := raw[key]
-	if !ok || string(v) == "null" {
-		return true
+// metadataFields reads known metadata members, each by its exact key, because
+// encoding/json alone would also take "Redirect_URIs". A missing or null member
+// leaves its destination alone; one of the wrong type makes it report false.
+func metadataFields(raw map[string]json.RawMessage, fields map[string]any) bool {
+	for key, dst := range fields {
+		if v, ok := raw[key]; ok && string(v) != "null" && json.Unmarshal(v, dst) != nil {
+			return false
+		}
 	}
-	return json.Unmarshal(v, dst) == nil
+	return true
 }
 
 // keepRedirectURIs applies the registration rules to a client's redirect

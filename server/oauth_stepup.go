@@ -21,7 +21,8 @@ func stepUp(projects []store.Project, grants map[string][]string, requested []st
 		if !ok {
 			continue
 		}
-		missing := missingScopes(requested, granted)
+		have := func(s string) bool { return slices.Contains(granted, s) }
+		missing := slices.DeleteFunc(slices.Clone(requested), have)
 		if len(missing) == 0 {
 			continue
 		}
@@ -43,14 +44,4 @@ func stepUp(projects []store.Project, grants map[string][]string, requested []st
 		s.Others = append(s.Others, oauth.Descriptions[sc])
 	}
 	return s, lacking
-}
-
-func missingScopes(requested, granted []string) []string {
-	var out []string
-	for _, r := range requested {
-		if !slices.Contains(granted, r) {
-			out = append(out, r)
-		}
-	}
-	return out
 }

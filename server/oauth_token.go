@@ -64,12 +64,12 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))
 		var iss store.Issued
-		var access, refresh string
+		access, refresh := oauth.NewSecret(oauth.PrefixAccess), oauth.NewSecret(oauth.PrefixRefresh)
 		switch form.Get("grant_type") {
 		case "authorization_code":
-			iss, access, refresh, err = redeemCode(r, cfg, st, client, form)
+			iss, err = redeemCode(r, cfg, st, client, form, access, refresh)
 		case "refresh_token":
-			iss, access, refresh, err = rotateRefresh(r, cfg, st, client, form)
+			iss, err = rotateRefresh(r, cfg, st, client, form, access, refresh)
 		case "":
 			err = oauth.NewError(oauth.ErrCodeInvalidRequest, "grant_type is required")
 		default:
@@ -175,28 +175,28 @@ func tokenClient(r *http.Request, st *store.DB, form oauth.Form) (store.Client, 
 // before the code is touched; the code's own bindings (client, expiry,
 // redirect URI, resource, PKCE) inside the store's transaction, after the
 // code is consumed: a code dies on its first failed redemption.
-func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form) (store.Issued, string, string, error) {
+func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form,
+	access, refresh string) (store.Issued, error) {
 	code, verifier := form.Get("code"), form.Get("code_verifier")
 	if code == "" {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidRequest, "code is required")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "code is required")
 	}
 	if verifier == "" {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)")
 	}
 	resource, ok := canonicalResource(cfg, form.Get("resource"))
 	if !ok {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
 	}
 	if !oauth.WellFormedSecret(code, oauth.PrefixCode) {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid authorization code")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid authorization code")
 	}
 	redirectURI := form.Get("redirect_uri")
-	access, refresh := oauth.NewSecret(oauth.PrefixAccess), oauth.NewSecret(oauth.PrefixRefresh)
 	tokens := store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: accessTTL, RefreshTTL: refreshFamilyTTL}
 	if c.HasGrantType("refresh_token") {
 		tokens.RefreshHash = oauth.Hash(refresh)
 	}
-	iss, err := st.RedeemCode(r.Context(), store.CodeRedemption{
+	return st.RedeemCode(r.Context(), store.CodeRedemption{
 		CodeHash: oauth.Hash(code), ClientID: c.ID, Now: cfg.Now(), Tokens: tokens,
 		Check: func(g store.CodeGrant) error {
 			// redirect_uri is compared exactly with the one the code was
@@ -218,38 +218,36 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 			return nil
 		},
 	})
-	return iss, access, refresh, err
 }
 
 // rotateRefresh runs the refresh_token grant. An optional scope may only
 // narrow the new access token; resource, if sent, must be ours.
-func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form) (store.Issued, string, string, error) {
+func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form,
+	access, refresh string) (store.Issued, error) {
 	if !c.HasGrantType("refresh_token") {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeUnauthorizedClient, "the client did not register the refresh_token grant")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeUnauthorizedClient, "the client did not register the refresh_token grant")
 	}
 	rt := form.Get("refresh_token")
 	if rt == "" {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidRequest, "refresh_token is required")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "refresh_token is required")
 	}
 	if _, ok := canonicalResource(cfg, form.Get("resource")); !ok {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
 	}
 	var scopes []string
 	if s := form.Get("scope"); s != "" {
 		var err error
 		if scopes, err = oauth.ParseScope(s); err != nil || len(scopes) == 0 {
-			return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidScope, "unknown scope")
+			return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidScope, "unknown scope")
 		}
 	}
 	if !oauth.WellFormedSecret(rt, oauth.PrefixRefresh) {
-		return store.Issued{}, "", "", oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid refresh token")
+		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid refresh token")
 	}
-	access, refresh := oauth.NewSecret(oauth.PrefixAccess), oauth.NewSecret(oauth.PrefixRefresh)
-	iss, err := st.RotateRefresh(r.Context(), store.Rotation{
+	return st.RotateRefresh(r.Context(), store.Rotation{
 		RefreshHash: oauth.Hash(rt), ClientID: c.ID, Scopes: scopes, Now: cfg.Now(),
 		Tokens: store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: accessTTL, RefreshHash: oauth.Hash(refresh)},
 	})
-	return iss, access, refresh, err
 }
 
 // writeTokenError maps a refusal to an RFC 6749 §5.2 error body. The
@@ -272,17 +270,13 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	if tr.throttled(w, r, status) {
 		return
 	}
-	reason := ""
-	if errors.As(err, &refusal) {
-		reason = refusal.Msg
-	}
 	addLog(r.Context(), slog.String("code", code))
 	if status >= 500 {
 		logger.ErrorContext(r.Context(), "token request failed", "req_id", requestID(r.Context()), "err", err)
-	} else if reason != "" {
+	} else if errors.As(err, &refusal) && refusal.Msg != "" {
 		// On the request's one access-log line, so that a refusal is one
 		// event (LG-03); the store's reasons are fixed text, never secrets.
-		addLog(r.Context(), slog.String("reason", reason))
+		addLog(r.Context(), slog.String("reason", refusal.Msg))
 	}
 	writeOAuthError(w, status, code, desc)
 }
