@@ -23,8 +23,7 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		}
 		client, oerr, status := tokenClient(r, st, form)
 		if oerr != nil {
-			addLog(r.Context(), slog.String("code", oerr.Code))
-			writeOAuthError(w, status, oerr.Code, oerr.Description)
+			writeClientError(w, r, logger, oerr, status)
 			return
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))

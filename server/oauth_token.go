@@ -49,17 +49,9 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 		tr.credential = presentedGrant(form)
 		client, oerr, status := tokenClient(r, st, form)
 		if oerr != nil {
-			if tr.throttled(w, r, status) {
-				return
+			if !tr.throttled(w, r, status) {
+				writeClientError(w, r, logger, oerr, status)
 			}
-			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
-				w.Header().Set("WWW-Authenticate", `Basic realm="heyaira"`)
-			}
-			if status == http.StatusServiceUnavailable {
-				logger.WarnContext(r.Context(), "client lookup failed", "req_id", requestID(r.Context()))
-			}
-			addLog(r.Context(), slog.String("code", oerr.Code))
-			writeOAuthError(w, status, oerr.Code, oerr.Description)
 			return
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))
@@ -132,6 +124,21 @@ func (tr *tokenRefusal) throttled(w http.ResponseWriter, r *http.Request, status
 	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 	writeOAuthError(w, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
 	return true
+}
+
+// writeClientError answers a refused client authentication at the token
+// and the revocation endpoint alike: RFC 6749 §5.2 (which RFC 7009 §2.2.1
+// applies to revocation) wants a 401 to a client that sent an Authorization
+// header to name the scheme it should use.
+func writeClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, oerr *oauth.Error, status int) {
+	if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+		w.Header().Set("WWW-Authenticate", `Basic realm="heyaira"`)
+	}
+	if status == http.StatusServiceUnavailable {
+		logger.WarnContext(r.Context(), "client lookup failed", "req_id", requestID(r.Context()))
+	}
+	addLog(r.Context(), slog.String("code", oerr.Code))
+	writeOAuthError(w, status, oerr.Code, oerr.Description)
 }
 
 // tokenClient authenticates a public client: it names itself by client_id

@@ -217,6 +217,38 @@ func TestOA13TokenResponses(t *testing.T) {
 	}
 }
 
+// basicAuth is an HTTP Basic Authorization value as golang.org/x/oauth2 sends it.
+func basicAuth(user, pass string) string {
+	return "Basic " + base64Std(url.QueryEscape(user)+":"+pass)
+}
+
+// TestRevokeClientAuthentication: the revocation endpoint authenticates its
+// client as the token endpoint does (RFC 7009 §2.1), and its 401 to a client
+// that sent an Authorization header names the scheme (RFC 6749 §5.2, which
+// RFC 7009 §2.2.1 applies). A refused revocation revokes nothing.
+func TestRevokeClientAuthentication(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("https://client.example/cb")
+	tk := e.tokens(t, tn, c, "memory:read")
+	access := str(tk.body, "access_token")
+	body := url.Values{"token": {access}}.Encode()
+	if r := e.postBody("/oauth/revoke", "application/x-www-form-urlencoded", body, "Authorization", basicAuth(c.id, "secret")); r.status != 401 ||
+		r.body["error"] != "invalid_client" || r.header.Get("WWW-Authenticate") != `Basic realm="heyaira"` {
+		t.Errorf("Basic with a secret: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.raw)
+	}
+	if s := e.mcpStatus(access); s != http.StatusOK {
+		t.Fatalf("after a refused revocation the access token answers %d, want 200", s)
+	}
+	if r := e.postBody("/oauth/revoke", "application/x-www-form-urlencoded", body, "Authorization", basicAuth(c.id, "")); r.status != 200 {
+		t.Errorf("Basic with an empty password: %d %s", r.status, r.raw)
+	}
+	if s := e.mcpStatus(access); s != http.StatusUnauthorized {
+		t.Errorf("revoked access token: %d", s)
+	}
+}
+
 // TestTokenClientAuthentication: public clients authenticate by client_id,
 // in the body or as HTTP Basic with an empty password; secrets are refused.
 func TestTokenClientAuthentication(t *testing.T) {
@@ -226,17 +258,14 @@ func TestTokenClientAuthentication(t *testing.T) {
 	c := e.register("https://client.example/cb")
 	code := e.flow(t, tn, c, "", "memory:read")
 	v := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.verifier}, "redirect_uri": {c.redirect}}
-	basic := func(user, pass string) string {
-		return "Basic " + base64Std(url.QueryEscape(user)+":"+pass)
-	}
-	if r := e.postBody("/oauth/token", "application/x-www-form-urlencoded", v.Encode(), "Authorization", basic(c.id, "secret")); r.status != 401 ||
+	if r := e.postBody("/oauth/token", "application/x-www-form-urlencoded", v.Encode(), "Authorization", basicAuth(c.id, "secret")); r.status != 401 ||
 		r.body["error"] != "invalid_client" || r.header.Get("WWW-Authenticate") == "" {
 		t.Errorf("Basic with a secret: %d %s", r.status, r.raw)
 	}
 	if r := e.postBody("/oauth/token", "application/x-www-form-urlencoded", v.Encode()); r.status != 401 || r.body["error"] != "invalid_client" {
 		t.Errorf("no client: %d %s", r.status, r.raw)
 	}
-	if r := e.postBody("/oauth/token", "application/x-www-form-urlencoded", v.Encode(), "Authorization", basic(c.id, "")); r.status != 200 {
+	if r := e.postBody("/oauth/token", "application/x-www-form-urlencoded", v.Encode(), "Authorization", basicAuth(c.id, "")); r.status != 200 {
 		t.Errorf("Basic with an empty password: %d %s", r.status, r.raw)
 	}
 }
