@@ -44,14 +44,32 @@ var (
 // "Judgement calls".
 const QueryTimeout = 3 * time.Second
 
-// MaxConns bounds the pool's connections, open and idle alike.
-const MaxConns = 32
+// DefaultMaxConns bounds the pool's connections, open and idle alike, unless
+// the operator sets another bound (SetMaxConns; HEYAIRA_DB_MAX_CONNS). A few
+// busy backends per PostgreSQL core do more than many: at 32 concurrent small
+// reads on two cores, a pool of 8 served 2,019–2,099 reads/s at 0.62–0.64 ms
+// of server and PostgreSQL CPU per read, against 1,358–1,586 reads/s and
+// 0.83–1.01 ms with 32, where PostgreSQL's own CPU per read was twice as much
+// (docs/performance.md, run 38). Requests beyond the bound wait in the pool,
+// within QueryTimeout, not in PostgreSQL.
+const DefaultMaxConns = 8
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
 	sql      *sql.DB
 	dialer   *deadlineDialer
 	prepared preparedStmts // the statements of every MCP request (prepared.go)
+}
+
+// SetMaxConns bounds the pool at n connections, open and idle alike. As
+// many idle as open: with fewer, every connection beyond the idle cap is
+// closed when returned and reopened for the next request, and under
+// concurrent reads PostgreSQL spends its time forking and tearing down
+// backends (issue 19: 99 new sessions per 1000 reads at 16 idle of 32, none
+// at 32; docs/performance.md).
+func (db *DB) SetMaxConns(n int) {
+	db.sql.SetMaxOpenConns(n)
+	db.sql.SetMaxIdleConns(n)
 }
 
 // Open connects to the database at dsn, sets pool limits and checks that it answers.
@@ -64,19 +82,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	dialer := newDeadlineDialer()
 	conn.Dialer(dialer)                    // bounds every wait on the server: see ioTimeout
 	sdb := sql.OpenDB(liveConnector{conn}) // see liveconn.go
-	sdb.SetMaxOpenConns(MaxConns)
-	// As many idle as open: with fewer, every connection beyond the idle
-	// cap is closed when returned and reopened for the next request, and at
-	// 32 concurrent reads PostgreSQL spends its time forking and tearing
-	// down backends (issue 19: 99 new sessions per 1000 reads at 16 idle,
-	// none at 32; docs/performance.md).
-	sdb.SetMaxIdleConns(MaxConns)
+	db := &DB{sql: sdb, dialer: dialer}
+	db.SetMaxConns(DefaultMaxConns)
 	sdb.SetConnMaxLifetime(30 * time.Minute)
 	// An idle connection is a PostgreSQL backend kept for nothing: after a
 	// burst, the pool shrinks back within a minute or two (the cleaner runs
 	// once per idle time), as the GitHub transport's does (90 s).
 	sdb.SetConnMaxIdleTime(time.Minute)
-	db := &DB{sql: sdb, dialer: dialer}
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"heyaira/server"
+	"heyaira/store"
 )
 
 // config is everything serve reads from the environment, read once.
@@ -27,6 +28,7 @@ type config struct {
 	cimdHosts      []string // exact hostnames; none: CIMD off
 	trustedProxies []netip.Prefix
 	githubInFlight int           // 0: the server's default
+	dbMaxConns     int           // the database pool's bound per replica
 	replicas       int           // replicas sharing the database; budgets are divided by it
 	drainDelay     time.Duration // how long /readyz fails before the listener closes
 	dbWait         time.Duration // how long serve waits for PostgreSQL at start; 0: no limit
@@ -67,6 +69,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	if c.githubInFlight, err = envInt(getenv, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0); err != nil {
+		return c, err
+	}
+	if c.dbMaxConns, err = envInt(getenv, "HEYAIRA_DB_MAX_CONNS", 1, 1000, store.DefaultMaxConns); err != nil {
 		return c, err
 	}
 	if c.replicas, err = envInt(getenv, "HEYAIRA_REPLICAS", 1, 64, 1); err != nil {

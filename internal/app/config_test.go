@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"heyaira/store"
 )
 
 // TestBT05PublicURLAndMetricsSettings: serve refuses at start, with the
@@ -72,6 +74,7 @@ func TestTopologyConfig(t *testing.T) {
 		"HEYAIRA_REPLICAS":            {"0", "-1", "two", "65"},
 		"HEYAIRA_GITHUB_MAX_INFLIGHT": {"0", "1001", "1.5"},
 		"HEYAIRA_DRAIN_SECONDS":       {"-1", "301", "5s"},
+		"HEYAIRA_DB_MAX_CONNS":        {"0", "1001", "eight"},
 	} {
 		for _, v := range bad {
 			if _, err := load(map[string]string{name: v}); err == nil || !strings.Contains(err.Error(), name) {
@@ -80,15 +83,16 @@ func TestTopologyConfig(t *testing.T) {
 		}
 	}
 	c, err := load(map[string]string{"HEYAIRA_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7", "HEYAIRA_REPLICAS": "3",
-		"HEYAIRA_GITHUB_MAX_INFLIGHT": "20", "HEYAIRA_DRAIN_SECONDS": "0"})
+		"HEYAIRA_GITHUB_MAX_INFLIGHT": "20", "HEYAIRA_DRAIN_SECONDS": "0", "HEYAIRA_DB_MAX_CONNS": "24"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.trustedProxies) != 2 || c.trustedProxies[1].String() != "192.0.2.7/32" || c.replicas != 3 ||
-		c.githubInFlight != 20 || c.drainDelay != 0 {
+		c.githubInFlight != 20 || c.drainDelay != 0 || c.dbMaxConns != 24 {
 		t.Errorf("config = %+v", c)
 	}
-	if c, _ := load(nil); len(c.trustedProxies) != 0 || c.replicas != 1 || c.githubInFlight != 0 || c.drainDelay != 5*time.Second {
+	if c, _ := load(nil); len(c.trustedProxies) != 0 || c.replicas != 1 || c.githubInFlight != 0 || c.drainDelay != 5*time.Second ||
+		c.dbMaxConns != store.DefaultMaxConns {
 		t.Errorf("defaults = %+v", c)
 	}
 }

@@ -94,6 +94,7 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		return err
 	}
 	defer db.Close()
+	db.SetMaxConns(cfg.dbMaxConns)
 
 	janitorCtx, stopJanitor := context.WithCancel(ctx)
 	janitorDone := make(chan struct{})

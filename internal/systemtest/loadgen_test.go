@@ -206,7 +206,7 @@ const hygieneHang = 60 * time.Second
 // not a leak. It returns the last snapshot and how long it took.
 func waitHygiene(t testing.TB, admin *sql.DB, app string, base hygiene, within time.Duration, tol int) (hygiene, time.Duration) {
 	t.Helper()
-	const idleCap = store.MaxConns
+	const idleCap = store.DefaultMaxConns
 	var h hygiene
 	took, ok := loadgen.BackToBaseline(hygieneHang, 100*time.Millisecond, func() bool {
 		runtime.GC()

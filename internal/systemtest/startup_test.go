@@ -7,9 +7,12 @@ import (
 	"heyaira/cursor"
 	"heyaira/internal/app"
 	"heyaira/internal/logbuf"
+	"heyaira/store"
 	"heyaira/store/storetest"
+	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,5 +142,33 @@ func TestUnknownVariablesWarn(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "secret-canary") || strings.Contains(out.String(), "10.9.8.7") {
 		t.Errorf("a value reached the log:\n%s", out.String())
+	}
+}
+
+// TestServeDBPoolBound: HEYAIRA_DB_MAX_CONNS bounds serve's database pool
+// (store.DefaultMaxConns without it), as /metrics reports it.
+func TestServeDBPoolBound(t *testing.T) {
+	t.Parallel()
+	dbURL := storetest.NewMigratedURL(t)
+	for _, tc := range []struct{ set, want string }{{"", strconv.Itoa(store.DefaultMaxConns)}, {"3", "3"}} {
+		env := baseEnv(t, dbURL)
+		env["HEYAIRA_METRICS_PUBLIC"] = "1"
+		if tc.set != "" {
+			env["HEYAIRA_DB_MAX_CONNS"] = tc.set
+		}
+		var logs logbuf.Buffer
+		base, stop := startServe(t, env, app.Hooks{}, &logs)
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "\nheyaira_db_connections_max " + tc.want + "\n"; !strings.Contains(string(b), want) {
+			t.Errorf("HEYAIRA_DB_MAX_CONNS=%q: /metrics lacks %q", tc.set, strings.TrimSpace(want))
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

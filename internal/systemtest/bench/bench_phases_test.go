@@ -321,7 +321,7 @@ func benchSoak(t *testing.T, e *benchEnv, cfg benchConfig) string {
 	fmt.Fprintf(&b, "| goroutines, pools taken out | %d | | %d |\n", bg, ag)
 	fmt.Fprintf(&b, "| file descriptors, pools taken out | %d | | %d |\n", bf, af)
 	fmt.Fprintf(&b, "\nBack to baseline (pools taken out: ±5; database connections in use: none) %s. "+
-		"The pools keep idle connections by design: database/sql up to %d for 1 minute, the GitHub transport up to 64 for 90 s.\n", back, store.MaxConns)
+		"The pools keep idle connections by design: database/sql up to %d for 1 minute, the GitHub transport up to 64 for 90 s.\n", back, store.DefaultMaxConns)
 	const raw = "The raw counts (goroutines, descriptors, database connections open, pools included)"
 	switch {
 	case rawBack >= 0 && rawBack <= 5*time.Second:
