@@ -47,12 +47,13 @@ const QueryTimeout = 3 * time.Second
 // DefaultMaxConns bounds the pool's connections, open and idle alike, unless
 // the operator sets another bound (SetMaxConns; HEYAIRA_DB_MAX_CONNS). A few
 // busy backends per PostgreSQL core do more than many: at 32 concurrent small
-// reads on two cores, a pool of 8 served 2,019–2,099 reads/s at 0.62–0.64 ms
-// of server and PostgreSQL CPU per read, against 1,358–1,586 reads/s and
-// 0.83–1.01 ms with 32, where PostgreSQL's own CPU per read was twice as much
+// reads on two cores, 32 backends cost PostgreSQL twice the CPU per read that
+// 8 did, and reads/s fell from 8 to 32 concurrent; with 16 they did not fall
 // (docs/performance.md, run 38). Requests beyond the bound wait in the pool,
-// within QueryTimeout, not in PostgreSQL.
-const DefaultMaxConns = 8
+// within QueryTimeout, not in PostgreSQL. It is 16 and not 8 because the pool
+// is shared by every principal: with 8, eight concurrent calls of one
+// principal made another wait for a connection (LD-04).
+const DefaultMaxConns = 16
 
 // DB is a pool of connections to one PostgreSQL database.
 type DB struct {
