@@ -49,13 +49,6 @@ func (k *keyedSlots) leave(key string, s *share) {
 	}
 }
 
-// len is how many keys have a share, for tests.
-func (k *keyedSlots) len() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.m)
-}
-
 // take puts a token in c, waiting until expired fires (never, when nil) or
 // ctx ends; a free place is taken even if ctx is done.
 func take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error {

@@ -60,10 +60,6 @@ type ReadAuthorization struct {
 // readOutcomes are the outcomes the statement decides itself.
 var readOutcomes = []string{OutcomeOK, "cursor_invalid", "source_not_found", "source_revoked", "repository_revoked", "source_requires_dispatch"}
 
-// ReadOutcomes returns the outcome codes AuthorizeRead decides by itself
-// (besides a ReadIntent's Refusal), so that callers can check they answer each.
-func ReadOutcomes() []string { return append([]string(nil), readOutcomes...) }
-
 // authorizeReadSQL's arguments: $1 token hash, $2 now, $3 source id, $4 this
 // server's resource (the audience), $5 the intent's refusal, $6–$9 the
 // cursor's project, actor, commit and path (all empty without a cursor), $10
