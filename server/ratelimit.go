@@ -5,8 +5,10 @@ import (
 	"time"
 )
 
-// rateLimiter is a token bucket per principal. Buckets idle for a minute are
-// dropped, so memory stays bounded by the active principals.
+// rateLimiter is a token bucket per key. Once a minute, the buckets that
+// would be full by now are dropped: a dropped key comes back full, as it
+// would have been, so a slow bucket (one a minute, say) is not refilled
+// early, and memory stays bounded by the keys spent within one refill.
 type rateLimiter struct {
 	rate  float64
 	burst float64
@@ -30,7 +32,7 @@ func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) > time.Minute {
 		for k, b := range l.b {
-			if now.Sub(b.last) > time.Minute {
+			if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
 				delete(l.b, k)
 			}
 		}
