@@ -32,6 +32,10 @@ type tokenResponse struct {
 // single-use transaction, in which the code's bindings and PKCE are checked.
 func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refusalGate) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The body is read before the gate, as at /mcp: a slot of a spent
+		// network is held for one lookup, never while a client trickles its
+		// body in (until ReadTimeout) in front of that network's valid grants.
+		form, formErr := readForm(w, r)
 		pass, err := refusals.enter(r.Context(), clientNetwork(r), nil)
 		if err != nil {
 			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
@@ -39,10 +43,9 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 		}
 		defer pass.leave()
 		tr := &tokenRefusal{pass: pass}
-		form, err := readForm(w, r)
-		if err != nil {
+		if formErr != nil {
 			if !tr.throttled(w, r, http.StatusBadRequest) {
-				writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
+				writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, formErr.Error())
 			}
 			return
 		}

@@ -9,11 +9,17 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -406,5 +412,71 @@ func TestVC06TrustedProxiesAreAddresses(t *testing.T) {
 	}
 	if got := strings.Join(TrustedRanges(trusted), ","); got != "10.0.0.0/24,fd00::/8" {
 		t.Errorf("ranges %q, want the two ranges only", got)
+	}
+}
+
+// firstRead reports on started when its handler first reads the body.
+type firstRead struct {
+	io.ReadCloser
+	once    sync.Once
+	started chan struct{}
+}
+
+func (b *firstRead) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.started) })
+	return b.ReadCloser.Read(p)
+}
+
+// Row VC-09 (review of 2026-12-04): a token request whose body has not
+// arrived holds no slot of the refusal gate. A network's bucket is spent;
+// one of its clients sends the headers of a refresh and stalls in the body;
+// the network's valid refresh is answered meanwhile. Before the fix the
+// handler entered the gate before it read the body, so the stalled request
+// held the network's one slot (and one of refusalLane) until ReadTimeout,
+// and the valid refresh waited behind it.
+func TestVC09AStalledTokenBodyHoldsNoLaneSlot(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("http://127.0.0.1/cb")
+	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	g := newRefusalGate(nothingIssued, e.cfg.Now)
+	spend(t, g, "127.0.0.1")
+	started := make(chan struct{})
+	h := handleToken(slog.New(slog.NewJSONHandler(e.logs, nil)), &e.cfg, e.db, g)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Stall") != "" {
+			r.Body = &firstRead{ReadCloser: r.Body, started: started}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	stall, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stall.Close()
+	fmt.Fprintf(stall, "POST / HTTP/1.1\r\nHost: %s\r\nX-Stall: 1\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+		"Content-Length: 1000\r\n\r\ngrant_type=refresh_token&", srv.Listener.Addr())
+	<-started // the handler is reading the stalled body: with the old order, inside the gate
+
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.PostForm(srv.URL, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}})
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	select {
+	case status := <-done:
+		if status != http.StatusOK {
+			t.Errorf("the network's valid refresh beside a stalled body: %d, want 200", status)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the network's valid refresh waited behind a request whose body never came")
 	}
 }
