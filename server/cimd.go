@@ -162,6 +162,13 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		}
 		return store.CIMDClient{}, false, f
 	}
+	// The fetch slot first: a fetch refused for want of one charges no budget.
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	default:
+		return orStale(&cimdFailure{reason: cimdRateLimited, wait: time.Second}, true)
+	}
 	var wait time.Duration
 	var ok bool
 	if known {
@@ -171,12 +178,6 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 	}
 	if !ok {
 		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
-	}
-	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
-	default:
-		return orStale(&cimdFailure{reason: cimdRateLimited, wait: time.Second}, true)
 	}
 	f, reason := fetchCIMDocument(ctx, c.client, url)
 	if reason != "" {

@@ -287,6 +287,33 @@ func TestVC07NetworksShareAHostsBudgetForNewURLs(t *testing.T) {
 	}
 }
 
+// Row VC-10 (review of 2026-12-04): a never-seen URL refused because all
+// cimdMaxInFlight fetch slots are busy charges none of its caller's shares.
+// Before the fix the network's share was charged first, so a network that
+// met busy slots had one fetch fewer left.
+func TestVC10BusyFetchSlotsChargeNothing(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "claude.ai") })
+	get := func(u string) int {
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", "198.51.100.70").status
+	}
+	slots := e.cfg.CIMD.slots
+	for range cap(slots) {
+		slots <- struct{}{}
+	}
+	if status := get("https://claude.ai/busy/0"); status != http.StatusTooManyRequests {
+		t.Errorf("a new URL while every fetch slot is busy: %d, want 429", status)
+	}
+	for range cap(slots) {
+		<-slots
+	}
+	got := statuses(cimdNetworkBurst, func(i int) int { return get("https://claude.ai/busy/" + strconv.Itoa(i+1)) })
+	if got[http.StatusBadGateway] != cimdNetworkBurst {
+		t.Errorf("the network's share after a refusal for busy slots: %v, want %d fetched (502)", got, cimdNetworkBurst)
+	}
+}
+
 // Row VC-08 (issue 27 item 4): a network holds at most one of the refusal
 // lane's refusalLane slots, and its other requests wait in a queue of its
 // own. So a flood from one spent network leaves refusalLane-1 slots to every
