@@ -23,7 +23,11 @@ func fragmentEnd(content []byte, start, limit int) (int, error) {
 		end--
 	}
 	if end == start && start < total {
-		return 0, newCoded("byte_range_invalid", "max_bytes is smaller than the character at start_byte")
+		return 0, errBelowCharacter
 	}
 	return end, nil
 }
+
+// errBelowCharacter is a limit too small for the character at start; cut
+// names the source's fragment limit instead when that was the bound.
+var errBelowCharacter = newCoded("byte_range_invalid", "max_bytes is smaller than the character at start_byte")

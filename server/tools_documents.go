@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"heyaira/cursor"
@@ -158,6 +159,12 @@ func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.C
 		limit = int(*maxArg)
 	}
 	end, err := fragmentEnd(content, start, limit)
+	if errors.Is(err, errBelowCharacter) && limit == src.FragmentLimit {
+		// A limit under 4 bytes cannot hold every character: only an
+		// administrator can raise it (docs/document-sources.md).
+		return nil, newCoded("byte_range_invalid", "the source's fragment limit of "+strconv.Itoa(limit)+
+			" bytes is smaller than the character at start_byte")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -87,6 +87,34 @@ func TestDocumentReadWholeFileThroughCursors(t *testing.T) {
 	}
 }
 
+// A fragment limit under 4 bytes cannot hold every character. The read
+// that meets one longer than the limit fails with byte_range_invalid, and
+// its message names the source's limit, which only an administrator can
+// change, not max_bytes, which the caller did not send.
+func TestDocumentFragmentLimitBelowACharacter(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "x.md", []byte("ab😀cd"))
+	src := e.addSource(tn, "runtime", "x.md", commitA, "", 3)
+	tok := e.token(tn, "documents:read")
+	sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src})
+	next, _ := sc["next_cursor"].(string)
+	if isErr || sc["content"] != "ab" || next == "" {
+		t.Fatalf("first fragment under a limit of 3: %s", raw)
+	}
+	message := func(args map[string]any) string {
+		m, _ := e.wantCode(tok, "git_document_get", args, "byte_range_invalid")["error"].(map[string]any)["message"].(string)
+		return m
+	}
+	if m := message(map[string]any{"source_id": src, "cursor": next}); !strings.Contains(m, "fragment limit of 3 bytes") {
+		t.Errorf("continuing into 😀 under a limit of 3: %q, want the source's fragment limit named", m)
+	}
+	if m := message(map[string]any{"source_id": src, "start_byte": 2, "max_bytes": 2}); !strings.HasPrefix(m, "max_bytes") {
+		t.Errorf("max_bytes 2 at 😀: %q, want max_bytes named", m)
+	}
+}
+
 func TestDocumentRanges(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
