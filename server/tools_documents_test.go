@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,9 @@ func TestDocumentRanges(t *testing.T) {
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 6, "max_bytes": 3}, "byte_range_invalid")
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": 0}, "invalid_argument")
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1.5}, "invalid_argument")
+	// An integer is written as one (README, Judgement calls).
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": json.Number("1.0")}, "invalid_argument")
+	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": json.Number("1e2")}, "invalid_argument")
 
 	// The end moves back to a character boundary.
 	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1, "max_bytes": 4})
