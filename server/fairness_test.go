@@ -173,6 +173,19 @@ func TestBT21InFlightShares(t *testing.T) {
 			t.Errorf("after release: %d in flight, %d shares", f.inFlight(), f.shares.len())
 		}
 		take(as("p1", "u1"), 8) // the shares are free again
+
+		// A request that ends while it waits is provider_unavailable, as an
+		// end during the GitHub call is, never internal.
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			cancel()
+		}()
+		if _, err := f.acquire(ctx, as("p1", "u1")); err == nil {
+			t.Error("a ninth request got a slot")
+		} else if code, _ := classify(err); code != "provider_unavailable" {
+			t.Errorf("a wait ended by its request: %s (%v), want provider_unavailable", code, err)
+		}
 	})
 }
 

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"heyaira/github"
 )
 
 // GitHub requests in flight. GitHub allows about 100 concurrent requests per
@@ -66,6 +69,12 @@ func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), e
 	for _, c := range chans {
 		if err := take(ctx, c, timer.C); err != nil {
 			release()
+			if ctx.Err() != nil {
+				// The request ended while it waited (the client left, or the
+				// server is stopping): what the same end during the GitHub
+				// call is, not an internal error.
+				err = fmt.Errorf("%w: canceled while waiting for a GitHub slot", github.ErrUnavailable)
+			}
 			return nil, err
 		}
 		held++
