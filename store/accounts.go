@@ -146,16 +146,19 @@ func (db *DB) GetProject(ctx context.Context, projectID string) (Project, error)
 	})
 }
 
+// listAccountAuditSQL finds a project's events by their project too: a
+// document read and a refused dispatch are written with the project alone,
+// in the read's one statement, and belong to the account all the same.
 const listAccountAuditSQL = `
 	SELECT ` + auditEventColumns + `
 	FROM audit_events
-	WHERE account_id = $1 AND at >= $2
+	WHERE (account_id = $1 OR project_id IN (SELECT id FROM projects WHERE account_id = $1)) AND at >= $2
 	ORDER BY id
 	LIMIT $3`
 
 // ListAccountAudit returns up to limit audit events of an account (including
-// those of its projects) since a time, oldest first. An unknown account is a
-// *RefusedError (ErrNotFound).
+// those of its projects, whether or not their row names the account) since a
+// time, oldest first. An unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) ListAccountAudit(ctx context.Context, accountID string, since time.Time, limit int) ([]AuditEvent, error) {
 	return listIn(ctx, db, "list account audit", inAccount(accountID), scanAuditEvent, listAccountAuditSQL,
 		accountID, since, limit)

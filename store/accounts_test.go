@@ -131,7 +131,20 @@ func TestTenantTree(t *testing.T) {
 		t.Errorf("refusals wrote %d audit rows", n-before)
 	}
 
-	// The account's audit log holds its projects' events too, oldest first.
+	// The account's audit log holds its projects' events too, oldest first,
+	// a document read's among them, whose row names the project alone.
+	if err := tr.db.Audit(ctx, store.AuditEvent{Actor: "principal:" + tr.principal.ID, Action: "document.read",
+		ProjectID: tr.project.ID, Target: "src", Outcome: store.OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
+	otherProject, err := tr.db.CreateProject(ctx, other.ID, "elsewhere") // its events are not this account's
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.db.Audit(ctx, store.AuditEvent{Actor: "principal:" + stranger.ID, Action: "document.read",
+		ProjectID: otherProject.ID, Target: "src", Outcome: store.OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
 	events, err := tr.db.ListAccountAudit(ctx, tr.account.ID, time.Time{}, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +153,7 @@ func TestTenantTree(t *testing.T) {
 	for _, e := range events {
 		actions = append(actions, e.Action)
 	}
-	if diff := cmp.Diff([]string{"account.create", "project.create", "principal.create", "project_member.add"}, actions); diff != "" {
+	if diff := cmp.Diff([]string{"account.create", "project.create", "principal.create", "project_member.add", "document.read"}, actions); diff != "" {
 		t.Errorf("ListAccountAudit actions (-want +got):\n%s", diff)
 	}
 }
