@@ -169,3 +169,62 @@ func TestRotateRefreshRefusesAccessToken(t *testing.T) {
 		t.Errorf("access token as refresh = %v, want ErrInvalidGrant", err)
 	}
 }
+
+// A refresh takes its grant's locks before its token's, in offboarding's
+// order. An offboarding transaction revokes the grant, a refresh of one of
+// its tokens then waits for it, and the offboarding goes on to revoke the
+// tokens and commits; the refresh is then refused as revoked. Before, the
+// refresh held its token while it waited for the grant, the offboarding's
+// token update waited for the refresh, and PostgreSQL aborted one of them
+// (deadlock detected, 40P01): an administrator's disable-principal failed
+// at random beside a client's hourly refresh.
+func TestRefreshLocksGrantBeforeToken(t *testing.T) {
+	t.Parallel()
+	tr, c := oauthTree(t)
+	ctx := t.Context()
+	scopes := []string{"memory:read"}
+	approve(t, tr, c, "lock", scopes, scopes)
+	if _, err := redeem(t, tr, c, "lock", t0); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := tr.db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Rollback()
+	var xid string
+	if err := admin.QueryRowContext(ctx, `UPDATE oauth_grants SET revoked_at = now()
+		WHERE principal_id = $1 AND revoked_at IS NULL RETURNING xid(pg_current_xact_id())::text`,
+		tr.principal.ID).Scan(&xid); err != nil {
+		t.Fatal(err)
+	}
+	refreshed := make(chan error, 1)
+	go func() {
+		_, err := rotate(t, tr, c, "rtlock"+t0.String(), "rt-after", t0.Add(time.Minute), nil)
+		refreshed <- err
+	}()
+	// Until the refresh waits for the offboarding's transaction (counted, not
+	// timed; the deadline only ends a test that would otherwise hang).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting bool
+		mustQuery(t, tr.db, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted
+			AND locktype = 'transactionid' AND transactionid::text = $1)`, &waiting, xid)
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refresh never waited for the offboarding")
+		}
+	}
+	if _, err := admin.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+		WHERE revoked_at IS NULL AND grant_id IN (SELECT id FROM oauth_grants WHERE principal_id = $1)`,
+		tr.principal.ID); err != nil {
+		t.Fatalf("the offboarding's token revocation beside a waiting refresh: %v", err)
+	}
+	if err := admin.Commit(); err != nil {
+		t.Fatalf("the offboarding's commit: %v", err)
+	}
+	if err := <-refreshed; !errors.Is(err, store.ErrInvalidGrant) {
+		t.Errorf("the refresh after the offboarding: %v, want invalid_grant", err)
+	}
+}
