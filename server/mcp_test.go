@@ -116,6 +116,13 @@ func TestToolsListShape(t *testing.T) {
 			if ann["readOnlyHint"] != true {
 				t.Errorf("tool %s: read tool without readOnlyHint", name)
 			}
+			continue
+		}
+		// A tool that replaces or deletes says so, so that a client asks
+		// before it runs; the rest only add (MCP's default is destructive).
+		destructive := map[string]bool{"memory_put": true, "memory_delete": true, "task_update": true}[name]
+		if ann["readOnlyHint"] != false || ann["destructiveHint"] != destructive || ann["idempotentHint"] != destructive {
+			t.Errorf("tool %s: annotations %v, want destructiveHint and idempotentHint %v", name, ann, destructive)
 		}
 	}
 	// A legacy token sees every tool, including those it cannot call.

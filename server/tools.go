@@ -20,6 +20,10 @@ type tool struct {
 	description string
 	scope       string
 	readOnly    bool
+	// destructive: the tool replaces or removes what is there (MCP's
+	// destructiveHint), and calling it again with the same arguments changes
+	// nothing more (idempotentHint). The other write tools only add.
+	destructive bool
 	toolArgs
 }
 

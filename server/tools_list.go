@@ -25,7 +25,7 @@ func (tt *toolTable) list() []map[string]any {
 	for _, t := range tt.tools {
 		ann := map[string]any{"title": t.title, "readOnlyHint": t.readOnly, "openWorldHint": false}
 		if !t.readOnly {
-			ann["destructiveHint"] = false
+			ann["destructiveHint"], ann["idempotentHint"] = t.destructive, t.destructive
 		}
 		out = append(out, map[string]any{
 			"name":        t.name,

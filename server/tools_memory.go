@@ -34,7 +34,7 @@ type memoryTools struct {
 
 func (m *memoryTools) tools() []*tool {
 	return []*tool{
-		{name: "memory_put", title: "Put memory", scope: "memory:write",
+		{name: "memory_put", title: "Put memory", scope: "memory:write", destructive: true,
 			description: fmt.Sprintf("Create or replace the project memory entry at key (≤ %d bytes of %s) "+
 				"with text content (≤ 64 KiB).", maxMemoryKey, memoryKeyChars),
 			toolArgs: typed(m.put)},
@@ -44,7 +44,7 @@ func (m *memoryTools) tools() []*tool {
 		{name: "memory_list", title: "List memory", scope: "memory:read", readOnly: true,
 			description: "List project memory keys (without content) in key order, optionally with a key prefix; follow next_cursor for more.",
 			toolArgs:    typed(m.list)},
-		{name: "memory_delete", title: "Delete memory", scope: "memory:write",
+		{name: "memory_delete", title: "Delete memory", scope: "memory:write", destructive: true,
 			description: "Delete the project memory entry at key.",
 			toolArgs:    typed(m.delete)},
 	}

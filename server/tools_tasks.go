@@ -31,7 +31,7 @@ func (tk *taskTools) tools() []*tool {
 		{name: "task_list", title: "List tasks", scope: "tasks:read", readOnly: true,
 			description: "List project tasks, optionally with one status; follow next_cursor for more.",
 			toolArgs:    typed(tk.list)},
-		{name: "task_update", title: "Update task", scope: "tasks:write",
+		{name: "task_update", title: "Update task", scope: "tasks:write", destructive: true,
 			description: "Change a task's title, body or status (open, in_progress, done, cancelled).",
 			toolArgs:    typed(tk.update)},
 	}
