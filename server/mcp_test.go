@@ -112,6 +112,13 @@ func TestToolsListShape(t *testing.T) {
 		if ann["openWorldHint"] != false {
 			t.Errorf("tool %s: openWorldHint must be false", name)
 		}
+		// Every length bound is in bytes; JSON Schema's maxLength counts
+		// characters, so a schema with one would admit what the call refuses.
+		for prop, ps := range schema["properties"].(map[string]any) {
+			if _, ok := ps.(map[string]any)["maxLength"]; ok {
+				t.Errorf("tool %s: %s has a maxLength in characters", name, prop)
+			}
+		}
 		if strings.HasSuffix(name, "_get") || strings.HasSuffix(name, "_list") {
 			if ann["readOnlyHint"] != true {
 				t.Errorf("tool %s: read tool without readOnlyHint", name)

@@ -1,6 +1,10 @@
 package server
 
-import "heyaira/server/catalog"
+import (
+	"strconv"
+
+	"heyaira/server/catalog"
+)
 
 // tools/list: what every tool is, whatever the caller's scopes.
 
@@ -45,12 +49,13 @@ var argSchemas = map[string]map[string]any{
 	"limit":     {"type": "integer", "minimum": 1, "maximum": maxPageSize},
 	"text":      {"type": "string"},
 	"memoryKey": {"type": "string", "pattern": memoryKeyPattern},
-	"title":     {"type": "string", "minLength": 1, "maxLength": maxTaskTitle},
+	// JSON Schema's maxLength counts characters; the bounds are bytes.
+	"title":     {"type": "string", "minLength": 1, "description": "at most " + strconv.Itoa(maxTaskTitle) + " bytes of UTF-8"},
 	"status":    {"type": "string", "enum": taskStatuses},
 	"profile":   {"type": "string", "enum": profileNames()},
 	"mode":      {"type": "string", "enum": catalog.Modes()},
 	"view":      {"type": "string", "enum": []string{"full", "compact"}},
-	"note":      {"type": "string", "minLength": 1, "maxLength": maxCorrectionNote},
+	"note":      {"type": "string", "minLength": 1, "description": "at most " + strconv.Itoa(maxCorrectionNote) + " bytes of UTF-8"},
 	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
 	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},
 }
