@@ -104,6 +104,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if u.Path != "" {
 		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must not have a path (%q): serve HeyAira at the root of its own host name", u.Path)
 	}
+	// Browsers send Origin, and clients compare the issuer and the resource,
+	// in canonical form: lower case, no default port. Any other spelling of
+	// the same URL would match none of them.
+	if canon := canonicalOrigin(u); c.publicURL != canon {
+		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be written in canonical form: %s", canon)
+	}
 	// OAuth 2.1 allows plain http only for loopback redirect and server
 	// addresses; bearer tokens and codes must not cross a network in clear.
 	if u.Scheme == "http" && !isLoopbackName(u.Hostname()) {
@@ -171,4 +177,14 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// canonicalOrigin is u's scheme and host in lower case, without the
+// scheme's default port.
+func canonicalOrigin(u *url.URL) string {
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if p := u.Port(); (scheme == "https" && p == "443") || (scheme == "http" && p == "80") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return scheme + "://" + host
 }
