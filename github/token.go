@@ -228,10 +228,13 @@ func (c *Client) checkMint(raw []byte, b Binding) (cachedToken, error) {
 	if r.RepositorySelection != "selected" || len(r.Repositories) != 1 {
 		return cachedToken{}, fmt.Errorf("%w: token not scoped to exactly one repository", ErrInconsistent)
 	}
+	// The name as well as the ID: reads go to /repos/{owner}/{repo} by name,
+	// so a token minted for the linked ID is used only while that ID still
+	// bears the linked name. After a rename, the name may lead to a new
+	// repository that took it over; the link must be updated instead.
 	got := r.Repositories[0]
-	if (b.RepositoryID > 0 && got.ID != b.RepositoryID) ||
-		(b.RepositoryID == 0 && !strings.EqualFold(got.Name, b.Repo)) {
-		return cachedToken{}, fmt.Errorf("%w: token scoped to another repository", ErrInconsistent)
+	if (b.RepositoryID > 0 && got.ID != b.RepositoryID) || !strings.EqualFold(got.Name, b.Repo) {
+		return cachedToken{}, fmt.Errorf("%w: token scoped to another repository, or the linked one was renamed", ErrInconsistent)
 	}
 	refreshAt := exp.Add(-tokenRefreshMargin)
 	if limit := now.Add(tokenMaxCache); refreshAt.After(limit) {

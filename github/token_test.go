@@ -342,3 +342,20 @@ func TestOnlyAppCredentialsReachGitHub(t *testing.T) {
 		}
 	}
 }
+
+// A link bound to a repository ID reads by name (/repos/{owner}/{repo}), so
+// its token must name the linked repository as the link does. Here the ID is
+// another repository's than the name's, as after a rename of the linked
+// repository and a new one taking over its old name: the mint is refused
+// and nothing is read. Before, only the ID was compared, and the read went
+// to whatever repository now bore the name.
+func TestMintByIDRefusesAnotherName(t *testing.T) {
+	t.Parallel()
+	srv, c, b := setup(t)
+	srv.AddFile("octo", "docs", commit, "a.md", []byte("the newcomer's text"))
+	srv.AddFile("octo", "docs-old", commit, "a.md", []byte("the linked repository's text"))
+	b.RepositoryID = srv.RepositoryID("octo", "docs-old")
+	_, err := c.GetFile(t.Context(), b, "a.md", commit)
+	wantCode(t, err, "provider_inconsistent")
+	wantCount(t, srv, githubtest.RouteContents, 0)
+}
