@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -181,9 +182,24 @@ func (m *Metrics) watchAudit(size func(context.Context) (rows, bytes int64, err 
 }
 
 // WriteText writes every metric in the Prometheus text format, sorted by name.
+// The lock that every request's counters take is held only to copy them:
+// the sampled values (a database query among them) are read, and w is
+// written, after it is released, so a slow database or a slow scraper
+// delays no request.
 func (m *Metrics) WriteText(w io.Writer) {
+	var b bytes.Buffer
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.writeCounted(&b)
+	gauges := slices.Clone(m.gauges)
+	m.mu.Unlock()
+	w.Write(b.Bytes())
+	for _, g := range gauges {
+		g(w)
+	}
+}
+
+// writeCounted writes the counters and histograms; m.mu is held.
+func (m *Metrics) writeCounted(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(m.counters)) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, m.help[name], name)
 		for _, l := range slices.Sorted(maps.Keys(m.counters[name])) {
@@ -202,9 +218,6 @@ func (m *Metrics) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "%s_bucket{%s} %d\n", name, joinLabels(l, `le="+Inf"`), h.count)
 			fmt.Fprintf(w, "%s_sum%s %g\n%s_count%s %d\n", name, braces(l), h.sum, name, braces(l), h.count)
 		}
-	}
-	for _, g := range m.gauges {
-		g(w)
 	}
 }
 
