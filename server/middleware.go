@@ -72,33 +72,47 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // withAccessLog writes one JSON line per request: id, method, route, status,
 // duration and the identifiers the handler added. The URL's query is not
-// logged, because the sign-in link carries its secret there.
+// logged, because the sign-in link carries its secret there. A handler that
+// panics is logged and counted too, with the 500 that withRecover (outside
+// this) then answers.
 func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		returned := false
+		defer func() {
+			if !returned && sw.status == 0 {
+				sw.status = http.StatusInternalServerError
+			}
+			logRequest(logger, m, r, sw.status, time.Since(start))
+		}()
 		next.ServeHTTP(sw, r)
-		attrs := []slog.Attr{
-			slog.String("req_id", requestID(r.Context())),
-			slog.String("method", r.Method),
-			slog.String("route", r.Pattern),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status),
-			slog.Duration("duration", time.Since(start)),
-		}
-		if la, ok := r.Context().Value(logAttrsKey).(*logAttrs); ok {
-			attrs = append(attrs, *la...)
-		}
-		for i := range attrs {
-			attrs[i] = truncateAttr(attrs[i])
-		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
-		route := r.Pattern
-		if route == "" || route == "/" {
-			route = "other" // unrouted paths are not labels: they are attacker-chosen
-		}
-		m.HTTPRequest(route, sw.status, time.Since(start))
+		returned = true
 	})
+}
+
+// logRequest writes the access-log line and the request's metrics.
+func logRequest(logger *slog.Logger, m *Metrics, r *http.Request, status int, d time.Duration) {
+	attrs := []slog.Attr{
+		slog.String("req_id", requestID(r.Context())),
+		slog.String("method", r.Method),
+		slog.String("route", r.Pattern),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+	}
+	if la, ok := r.Context().Value(logAttrsKey).(*logAttrs); ok {
+		attrs = append(attrs, *la...)
+	}
+	for i := range attrs {
+		attrs[i] = truncateAttr(attrs[i])
+	}
+	logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	route := r.Pattern
+	if route == "" || route == "/" {
+		route = "other" // unrouted paths are not labels: they are attacker-chosen
+	}
+	m.HTTPRequest(route, status, d)
 }
 
 // maxLogValue bounds every string value of the access-log line. Some of

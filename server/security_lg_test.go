@@ -376,9 +376,12 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 		if resp.StatusCode != 500 || id == "" || !strings.Contains(text.String(), id) || strings.Contains(text.String(), secret) {
 			t.Errorf("%s panic: %d %q (request id %q)", kind, resp.StatusCode, text.String(), id)
 		}
+		// The access-log line with its 500 (the request is counted), then the
+		// panic line.
 		lines := logLines(t, logs.String())[before:]
-		if len(lines) != 1 || lines[0]["msg"] != "panic" || lines[0]["req_id"] != id || lines[0]["type"] != kind {
-			t.Errorf("%s panic: log lines %v, want one panic line with the request id and type", kind, lines)
+		if len(lines) != 2 || lines[0]["msg"] != "request" || lines[0]["req_id"] != id || lines[0]["status"] != 500.0 ||
+			lines[1]["msg"] != "panic" || lines[1]["req_id"] != id || lines[1]["type"] != kind {
+			t.Errorf("%s panic: log lines %v, want the request line with 500, then one panic line with the request id and type", kind, lines)
 		}
 		// The server goes on serving.
 		resp, err = post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
@@ -389,6 +392,11 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), secret[6:]) {
 		t.Error("the panic value reached the log")
+	}
+	var metrics strings.Builder
+	cfg.Metrics.WriteText(&metrics)
+	if want := fmt.Sprintf(`heyaira_http_requests_total{route="other",status="500"} %d`, len(values)); !strings.Contains(metrics.String(), want) {
+		t.Errorf("the panics were not counted: want %s in\n%s", want, metrics.String())
 	}
 
 	// An SQL failure inside a tool, and a GitHub 500 with a body.
