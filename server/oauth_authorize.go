@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode/utf8"
 
 	"heyaira/oauth"
 	"heyaira/store"
@@ -38,6 +40,14 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		state := q.Get("state")
 		if len(state) > maxState {
 			writeMessage(w, http.StatusBadRequest, "Invalid authorization request", "The state parameter is too long.")
+			return
+		}
+		// A NUL or invalid UTF-8 cannot be stored, and no client sends a
+		// control character in state (RFC 6749 Appendix A.5 allows printable
+		// ASCII; other printable UTF-8 is kept and returned as sent).
+		if !utf8.ValidString(state) || strings.IndexFunc(state, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+			writeMessage(w, http.StatusBadRequest, "Invalid authorization request",
+				"The state parameter holds a control character or is not valid UTF-8.")
 			return
 		}
 		// From here on the redirect URI is one the client registered, but

@@ -202,3 +202,33 @@ func TestOA15RedirectsAfterValidation(t *testing.T) {
 		t.Errorf("sign-in POST: %d", p.status)
 	}
 }
+
+// A state with a control character or invalid UTF-8 is refused with a 400
+// page and nothing stored. Before, a NUL or invalid UTF-8 reached the
+// database, which refused to store it, and the user got the 503 "cannot
+// reach its database" page, with Retry-After, on every try. Printable text
+// is kept (TestOA13TokenResponses returns one with é as sent).
+func TestAuthorizeStateMustBePrintable(t *testing.T) {
+	t.Parallel()
+	e, _ := newOAuthEnv(t)
+	tn := e.newTenant("o", "r")
+	c := e.register("https://client.example/cb")
+	b := e.browser(t)
+	b.signIn(tn.principal)
+	for _, state := range []string{"a\x00b", "\xff\xfe", "tab\there", "del\x7f"} {
+		q := c.authorizeQuery("")
+		q.Set("state", state)
+		if p := b.get("/oauth/authorize?" + q.Encode()); p.status != http.StatusBadRequest ||
+			!strings.Contains(p.body, "control character or is not valid UTF-8") {
+			t.Errorf("state %q: %d %s", state, p.status, p.body)
+		}
+	}
+	if n := e.countRows("oauth_requests"); n != 0 {
+		t.Errorf("%d requests stored for refused states", n)
+	}
+	q := c.authorizeQuery("")
+	q.Set("state", `ok ~!"#$%&'()*+,-./:;<=>?@[\]^_{|} é`)
+	if p := b.get("/oauth/authorize?" + q.Encode()); p.status != http.StatusOK {
+		t.Errorf("a state of printable text: %d %s", p.status, p.body)
+	}
+}
