@@ -23,7 +23,7 @@ type limitFlag struct {
 }
 
 var limitFlags = []limitFlag{
-	{"github-requests-per-hour", 1, 1_000_000, "GitHub requests the project may make per clock hour, in each server process"},
+	{"github-requests-per-hour", 1, 1_000_000, "GitHub requests the project may make per clock hour, shared by the replicas (HEYAIRA_REPLICAS)"},
 	{"memory-entries", 0, 10_000_000, "memory entries the project may hold"},
 	{"memory-bytes", 0, 1 << 40, "bytes of memory content the project may hold in all"},
 	{"tasks", 0, 10_000_000, "tasks the project may hold"},
