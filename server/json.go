@@ -68,7 +68,7 @@ func walkValue(dec *json.Decoder, depth int) error {
 			}
 			key, _ := k.(string)
 			if seen[key] {
-				return fmt.Errorf("%w %q", errDuplicateKey, key)
+				return fmt.Errorf("%w %s", errDuplicateKey, quote(key))
 			}
 			seen[key] = true
 			if err := walkValue(dec, depth+1); err != nil {
@@ -104,7 +104,7 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 		if !slices.Contains(allowed, k) {
 			// The expected names, so that a caller who guessed ("value" for
 			// memory_put's "content") can correct itself from the message.
-			return fmt.Errorf("unknown field %q; the fields are %s", k, strings.Join(allowed, ", "))
+			return fmt.Errorf("unknown field %s; the fields are %s", quote(k), strings.Join(allowed, ", "))
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"unicode/utf8"
 )
 
 // Standard JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -113,10 +114,22 @@ func isIDValue(raw json.RawMessage) bool {
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
+// quote is s as a JSON string for an error message, cut to maxQuoted bytes
+// (at a character boundary, with "…"): the name echoed back is the caller's,
+// and without the cut a 1 MiB key came back as 7 MiB of escapes.
 func quote(s string) string {
+	if len(s) > maxQuoted {
+		cut := maxQuoted
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+const maxQuoted = 64
 
 // rpcResponse is a success; rpcErrorResponse is a failure. They are separate
 // types so that a response never carries both "result" and "error", nor
