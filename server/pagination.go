@@ -10,6 +10,10 @@ const (
 	defaultPageSize  = 50
 	maxPageSize      = 200
 	listCursorExpiry = time.Hour
+	// maxPageBytes bounds the text of one page: 200 task bodies of 64 KiB
+	// would be 12.5 MiB, sent twice (structuredContent and the text block)
+	// and escaped, one answer of over 100 MiB.
+	maxPageBytes = 256 << 10
 )
 
 // pager signs and checks the cursors of list tools.
@@ -20,10 +24,12 @@ type pager struct {
 
 // listPage answers a list tool: the page after the cursor argument (list reads
 // it), under field, and next_cursor when the page is full. key is the
-// cursor's key of an item. A list cursor is bound to the tool (kind), the
-// project and the caller, and carries the last key seen.
+// cursor's key of an item, and size, when not nil, its bytes of text: a page
+// ends early, with next_cursor, once its items pass maxPageBytes. A list
+// cursor is bound to the tool (kind), the project and the caller, and
+// carries the last key seen.
 func listPage[T any](pg pager, kind string, p principal, cur *string, limit int, field string,
-	list func(after string) ([]T, error), key func(T) string) (any, error) {
+	list func(after string) ([]T, error), key func(T) string, size func(T) int) (any, error) {
 	var after string
 	if cur != nil {
 		c, err := pg.cursors.Decode(*cur, pg.now())
@@ -39,8 +45,18 @@ func listPage[T any](pg pager, kind string, p principal, cur *string, limit int,
 	if err != nil {
 		return nil, err
 	}
+	more := len(items) > 0 && len(items) >= limit
+	if size != nil {
+		total := 0
+		for i, it := range items {
+			if total += size(it); total > maxPageBytes && i > 0 {
+				items, more = items[:i], true
+				break
+			}
+		}
+	}
 	out := map[string]any{field: items}
-	if len(items) > 0 && len(items) >= limit {
+	if more {
 		out["next_cursor"] = pg.cursors.Encode(cursor.Cursor{
 			Kind: kind, Project: p.auth.ProjectID, Principal: p.subject(), Path: key(items[len(items)-1]),
 			Expires: pg.now().Add(listCursorExpiry),

@@ -105,7 +105,7 @@ func (m *memoryTools) list(ctx context.Context, p principal, a *memoryListArgs) 
 	}
 	return listPage(m.pages, "memory_list", p, a.Cursor, limit, "items", func(after string) ([]store.MemoryInfo, error) {
 		return m.st.ListMemory(ctx, p.auth.ProjectID, prefix, after, limit)
-	}, func(mi store.MemoryInfo) string { return mi.Key })
+	}, func(mi store.MemoryInfo) string { return mi.Key }, nil)
 }
 
 // noNUL refuses texts with a NUL byte, which PostgreSQL text cannot store.

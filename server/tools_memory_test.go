@@ -147,3 +147,40 @@ func TestTaskTools(t *testing.T) {
 		t.Errorf("paged through %d tasks, want 5", seen)
 	}
 }
+
+// A task_list page ends early, with next_cursor, once its titles and bodies
+// pass maxPageBytes, so no answer carries 200 bodies of 64 KiB; paging still
+// reaches every task. Before, one call with limit 200 over 200 such tasks
+// answered 162 MiB.
+func TestTaskListPageIsBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	tok := e.token(e.newTenant("o", "r"), "tasks:read", "tasks:write")
+	const n = 12
+	body := strings.Repeat("<", maxTaskBody)
+	for range n {
+		if _, isErr, raw := e.call(tok, "task_create", map[string]any{"title": "big", "body": body}); isErr {
+			t.Fatal(raw)
+		}
+	}
+	seen, pages := 0, 0
+	args := map[string]any{"limit": 200}
+	for {
+		r := e.rpc(tok, "tools/call", map[string]any{"name": "task_list", "arguments": args})
+		sc := r.body["result"].(map[string]any)["structuredContent"].(map[string]any)
+		tasks := sc["tasks"].([]any)
+		pages++
+		if len(tasks)*(maxTaskBody+3) > maxPageBytes+maxTaskBody+3 || len(r.raw) > 16*maxPageBytes {
+			t.Errorf("page %d: %d tasks in a %d-byte answer", pages, len(tasks), len(r.raw))
+		}
+		seen += len(tasks)
+		next, ok := sc["next_cursor"].(string)
+		if !ok {
+			break
+		}
+		args = map[string]any{"limit": 200, "cursor": next}
+	}
+	if seen != n || pages < 3 {
+		t.Errorf("paged through %d tasks in %d pages, want %d in at least 3", seen, pages, n)
+	}
+}

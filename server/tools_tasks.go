@@ -103,7 +103,7 @@ func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (an
 	}
 	return listPage(tk.pages, "task_list", p, a.Cursor, limit, "tasks", func(after string) ([]store.Task, error) {
 		return tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit)
-	}, func(t store.Task) string { return t.ID })
+	}, func(t store.Task) string { return t.ID }, func(t store.Task) int { return len(t.Title) + len(t.Body) })
 }
 
 // validTask checks the optional task fields that are present.
