@@ -76,6 +76,10 @@ const (
 	quotaTasks    quotaKind = 0x48a10002
 	quotaWorkflow quotaKind = 0x48a10003
 	quotaRequests quotaKind = 0x48a10004 // keyed by principal, not project (oauth_consent.go)
+	// lockAllowlist serializes one project's links and document sources
+	// while a duplicate is looked for (sources.go, repositories.go): the
+	// project and repository row locks those take are shared.
+	lockAllowlist quotaKind = 0x48a10005
 )
 
 // advisoryLock takes the transaction-scoped lock (kind, hash of key).

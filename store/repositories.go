@@ -47,6 +47,9 @@ func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository,
 		if err != nil {
 			return err
 		}
+		if err := advisoryLock(ctx, tx, lockAllowlist, in.ProjectID); err != nil {
+			return err
+		}
 		old, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL, in.ProjectID, in.GitHubOwner, in.GitHubRepository))
 		switch {
 		case err == nil:

@@ -55,6 +55,9 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		if err != nil {
 			return err
 		}
+		if err := advisoryLock(ctx, tx, lockAllowlist, in.ProjectID); err != nil {
+			return err
+		}
 		// FOR SHARE: a concurrent unlink waits for this transaction, so a source
 		// is never added to a link that is being revoked.
 		repo, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL,

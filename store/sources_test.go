@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -132,4 +134,55 @@ func notLinked(repo, project string) string {
 	return "repository h8v6/" + repo + " is not linked to project " + project + ": link it first with " +
 		"heyaira-admin link-repository --project-id " + project + " --github-owner h8v6 --github-repository " + repo +
 		" --github-installation-id I"
+}
+
+// Concurrent adds of one document, and concurrent links of one repository,
+// leave exactly one and refuse the rest with the usual refusal. Before, the
+// look for a duplicate ran under shared locks only: in 27 of 30 rounds of
+// eight concurrent adds more than one succeeded, and a second concurrent
+// link failed with the driver's unique-index error instead of "already
+// linked".
+func TestConcurrentAllowlistChangesKeepOne(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	ctx := t.Context()
+	const n = 8
+	race := func(f func() error) []error {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { errs[i] = f() })
+		}
+		wg.Wait()
+		return errs
+	}
+	one := func(what string, errs []error, kind error) {
+		t.Helper()
+		ok := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, kind) || !errors.As(err, new(*store.RefusedError)):
+				t.Errorf("%s: %v, want a refusal of kind %v", what, err, kind)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%s: %d of %d concurrent calls succeeded, want 1", what, ok, n)
+		}
+	}
+	one("link-repository", race(func() error {
+		_, err := tr.db.LinkRepository(ctx, store.NewRepository{ProjectID: tr.project.ID, GitHubOwner: "h8v6",
+			GitHubRepository: "heyaira", GitHubInstallationID: 42})
+		return err
+	}), store.ErrConflict)
+	for round := range 5 {
+		path := fmt.Sprintf("r%d.md", round)
+		one("add-document-source "+path, race(func() error {
+			_, err := tr.db.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: tr.project.ID,
+				GitHubOwner: "h8v6", GitHubRepository: "heyaira", Role: "runtime", Path: path,
+				CommitSHA: commitSHA, FragmentLimit: 1})
+			return err
+		}), store.ErrConflict)
+	}
 }
