@@ -2,13 +2,12 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
+	"heyaira/internal/publicurl"
 	"heyaira/store"
 )
 
@@ -74,15 +73,12 @@ func runAddMember(f *flags) action {
 	}
 }
 
-// defaultPublicURL is HEYAIRA_PUBLIC_URL when unset (docs/design.md §3).
-const defaultPublicURL = "http://127.0.0.1:8080"
-
 func runSigninLink(f *flags) action {
 	e := f.e
 	principal := f.id("principal-id", "the `id` of the principal who will sign in")
 	var base string
 	f.needEnv(func() (err error) {
-		base, err = publicURL(e.getenv("HEYAIRA_PUBLIC_URL"))
+		base, err = publicurl.Check(e.getenv("HEYAIRA_PUBLIC_URL")) // the server's own rule
 		return err
 	})
 	return func(ctx context.Context, db *store.DB) error {
@@ -100,20 +96,6 @@ func runSigninLink(f *flags) action {
 				e.prog, l.PrincipalID, l.ExpiresAt.UTC().Format(time.RFC3339))
 		})
 	}
-}
-
-// publicURL checks HEYAIRA_PUBLIC_URL (or its default) and returns it without
-// a trailing slash.
-func publicURL(v string) (string, error) {
-	if v == "" {
-		v = defaultPublicURL
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(v, "?") {
-		return "", errors.New("HEYAIRA_PUBLIC_URL must be an absolute http or https URL without user, query or fragment")
-	}
-	return strings.TrimRight(v, "/"), nil
 }
 
 // The inventory commands: list-accounts, list-projects, list-principals and

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"maps"
 	"net/url"
 	"regexp"
 	"strings"
@@ -252,5 +253,29 @@ func (h *harness) checkHashed(secret, table, column string) {
 	}
 	if n != 1 {
 		h.t.Errorf("%s.%s holds SHA-256(secret) %d times, want 1", table, column, n)
+	}
+}
+
+// signin-link keeps the server's rule for HEYAIRA_PUBLIC_URL: a link, whose
+// query carries a one-time secret, is never printed on plain http to a host
+// that is not loopback, on a path or after a '#', nor on a URL the server
+// would refuse to start with. Before, it accepted each of these and printed
+// the secret on it.
+func TestSigninLinkRefusesAPublicURLTheServerRefuses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := h.fixture()
+	for _, v := range []string{"http://heyaira.example.com", "https://h.example/base", "https://h.example/#",
+		"https://H.example", "https://h.example:443"} {
+		env := maps.Clone(h.env)
+		env["HEYAIRA_PUBLIC_URL"] = v
+		stdout, _, err := runWith(t, env, "signin-link", "--principal-id", f.principal)
+		if err == nil || !strings.Contains(err.Error(), "HEYAIRA_PUBLIC_URL") || stdout != "" {
+			t.Errorf("%s: %v, stdout %q; want a refusal naming HEYAIRA_PUBLIC_URL and nothing printed", v, err, stdout)
+		}
+	}
+	var n int
+	if err := h.db.SQL().QueryRowContext(t.Context(), `SELECT count(*) FROM signin_links`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d sign-in links made (%v), want 0", n, err)
 	}
 }

@@ -3,13 +3,13 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"heyaira/internal/publicurl"
 	"heyaira/server"
 	"heyaira/store"
 )
@@ -38,7 +38,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		databaseURL:   getenv("HEYAIRA_DATABASE_URL"),
 		listenAddr:    orDefault(getenv("HEYAIRA_LISTEN_ADDR"), "127.0.0.1:8080"),
-		publicURL:     strings.TrimRight(orDefault(getenv("HEYAIRA_PUBLIC_URL"), "http://127.0.0.1:8080"), "/"),
 		cursorKeyFile: getenv("HEYAIRA_CURSOR_KEY_FILE"),
 		githubAppID:   strings.TrimSpace(getenv("HEYAIRA_GITHUB_APP_ID")),
 		githubKeyFile: getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"),
@@ -93,28 +92,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.cursorKeyFile == "" {
 		return c, errors.New("HEYAIRA_CURSOR_KEY_FILE is required (scripts/dev shows how to make one)")
 	}
-	u, err := url.Parse(c.publicURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
-	}
-	// The issuer, the MCP resource and every endpoint are this URL plus a
-	// fixed path, and the metadata is at the host's root: a base path would
-	// put the well-known documents where no client looks.
-	if u.Path != "" {
-		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must not have a path (%q): serve HeyAira at the root of its own host name", u.Path)
-	}
-	// Browsers send Origin, and clients compare the issuer and the resource,
-	// in canonical form: lower case, no default port. Any other spelling of
-	// the same URL would match none of them.
-	if canon := canonicalOrigin(u); c.publicURL != canon {
-		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL must be written in canonical form: %s", canon)
-	}
-	// OAuth 2.1 allows plain http only for loopback redirect and server
-	// addresses; bearer tokens and codes must not cross a network in clear.
-	if u.Scheme == "http" && !isLoopbackName(u.Hostname()) {
-		return c, fmt.Errorf("HEYAIRA_PUBLIC_URL uses http on %s, which is not a loopback address: OAuth needs TLS; "+
-			"put a TLS-terminating proxy in front and use its https URL", u.Hostname())
+	if c.publicURL, err = publicurl.Check(getenv("HEYAIRA_PUBLIC_URL")); err != nil {
+		return c, err
 	}
 	if c.metricsPublic && c.metricsAddr != "" {
 		return c, errors.New("set HEYAIRA_METRICS_ADDR or HEYAIRA_METRICS_PUBLIC, not both")
@@ -150,15 +129,6 @@ func exampleHost(o string) string {
 	return "app.example.com"
 }
 
-// isLoopbackName reports whether a URL host is localhost or a loopback IP.
-func isLoopbackName(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
 // envInt reads a whole number from lo to hi, or def when the variable is unset.
 func envInt(getenv func(string) string, name string, lo, hi, def int) (int, error) {
 	v := strings.TrimSpace(getenv(name))
@@ -177,14 +147,4 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// canonicalOrigin is u's scheme and host in lower case, without the
-// scheme's default port.
-func canonicalOrigin(u *url.URL) string {
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if p := u.Port(); (scheme == "https" && p == "443") || (scheme == "http" && p == "80") {
-		host = strings.TrimSuffix(host, ":"+p)
-	}
-	return scheme + "://" + host
 }
