@@ -70,6 +70,8 @@ func ValidateBranch(b string) error {
 		return bad(`starts with "-"`)
 	case hasControl(b):
 		return bad("contains a control character")
+	case hasInvisible(b):
+		return bad(invisible)
 	case strings.ContainsAny(b, " ~^:?*[\\"):
 		return bad(`contains one of space ~ ^ : ? * [ \`)
 	case strings.Contains(b, ".."):

@@ -51,6 +51,8 @@ func ValidatePath(p string) error {
 		return bad("contains a backslash")
 	case hasControl(p):
 		return bad("contains a control character")
+	case hasInvisible(p):
+		return bad(invisible)
 	case hasPercentEscape(p):
 		return bad("contains a percent-escape")
 	case strings.HasPrefix(p, "/"):
@@ -123,6 +125,16 @@ func isHex(c byte) bool {
 
 // hasControl reports whether s holds a C0, DEL or C1 control character.
 func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
+
+// hasInvisible reports whether s holds a format character (Cf: U+200B, the
+// bidirectional overrides, U+FEFF) or a line or paragraph separator: they
+// change how a path or branch reads in a listing, an audit line or an
+// agent's bootstrap without changing what it names.
+func hasInvisible(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) }) >= 0
+}
+
+const invisible = "contains an invisible character (a format character such as U+200B or U+202E, or a line separator)"
 
 // hasPercentEscape reports whether s holds '%' followed by two hex digits.
 func hasPercentEscape(s string) bool {

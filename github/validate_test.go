@@ -42,7 +42,12 @@ func TestValidatePath(t *testing.T) {
 		{"a\x00b", false},
 		{"a\nb", false},
 		{"a\x7fb", false},
-		{"a\u0085b", false}, // C1 control
+		{"a\u0085b", false},          // C1 control
+		{"a/..\u200b/b", false},      // reads as a .. segment
+		{"docs/\u202eDM.txt", false}, // reads reversed
+		{"a\u2028b", false},          // line separator
+		{"\ufeffa.md", false},        // BOM
+		{"docs/réüß中文.md", true},     // other Unicode is a name like any
 		{"%2e%2e/x", false},
 		{"a%2Fb", false},
 		{"a%20b", false},
@@ -71,6 +76,8 @@ var branchCases = []struct {
 	{"feat/x", true},
 	{"release-1.0", true},
 	{"ü-branch", true},
+	{"\u202emain", false}, // reads reversed
+	{"ma\u200bin", false}, // reads as main
 	{"a@b", true},
 	{"a%2e", true},
 	{"heads/x", true},
