@@ -32,19 +32,6 @@ const selectRefreshSQL = `
 	WHERE t.token_hash = $1
 	FOR UPDATE OF t`
 
-// lockRefreshGrantSQL takes the locks activeGrantSQL takes, on the grant of
-// the presented token and its membership, before the token's own: the order
-// in which offboarding takes them (membership, grant, then tokens:
-// lifecycle.go, grants_admin.go). Locking the token first deadlocked with a
-// disable-principal, remove-member or revoke-grant in progress, and
-// PostgreSQL then aborted one of the two. A grant or membership that no
-// longer qualifies is not locked; the checks below still decide.
-const lockRefreshGrantSQL = `
-	SELECT 1 FROM oauth_grants g
-	JOIN project_members m ON m.project_id = g.project_id AND m.principal_id = g.principal_id
-	WHERE g.id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)
-	FOR SHARE OF g, m`
-
 // RotateRefresh exchanges a refresh token for a new access token and a new
 // refresh token of the same family, and marks the old one used. Refusals
 // are *RefusedError values: ErrInvalidGrant (unknown, not a refresh token,
@@ -59,7 +46,19 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		var scopes stringArray
 		var expires time.Time
 		var used, revoked bool
-		if _, err := tx.ExecContext(ctx, lockRefreshGrantSQL, in.RefreshHash); err != nil {
+		// The membership's and the grant's locks (lockGrant) before the
+		// token's own, in offboarding's order (membership, grant, then
+		// tokens). Locking the token first deadlocked with a
+		// disable-principal, remove-member or revoke-grant in progress, and
+		// PostgreSQL then aborted one of the two. The checks below decide.
+		var grantID string
+		switch err := tx.QueryRowContext(ctx, `SELECT grant_id FROM oauth_tokens WHERE token_hash = $1`,
+			in.RefreshHash).Scan(&grantID); {
+		case err == nil:
+			if err := lockGrant(ctx, tx, grantID); err != nil {
+				return nil, err
+			}
+		case !errors.Is(err, sql.ErrNoRows):
 			return nil, err
 		}
 		err = tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,

@@ -170,61 +170,87 @@ func TestRotateRefreshRefusesAccessToken(t *testing.T) {
 	}
 }
 
-// A refresh takes its grant's locks before its token's, in offboarding's
-// order. An offboarding transaction revokes the grant, a refresh of one of
-// its tokens then waits for it, and the offboarding goes on to revoke the
-// tokens and commits; the refresh is then refused as revoked. Before, the
-// refresh held its token while it waited for the grant, the offboarding's
-// token update waited for the refresh, and PostgreSQL aborted one of them
-// (deadlock detected, 40P01): an administrator's disable-principal failed
-// at random beside a client's hourly refresh.
+// A refresh and a code redemption take the membership's and the grant's
+// locks before the token's, in offboarding's order. An offboarding
+// transaction makes its first change (remove-member deletes the membership;
+// disable-principal and revoke-grant revoke the grant), the refresh or
+// redemption then waits for it, and the offboarding goes on to its other
+// changes and commits; the waiter is then refused. Before, the refresh held
+// its token, and both held the grant, while they waited, so the
+// offboarding's next change waited for them and PostgreSQL aborted one of
+// the two (deadlock detected, 40P01): an administrator's command failed at
+// random beside a client's hourly refresh.
 func TestRefreshLocksGrantBeforeToken(t *testing.T) {
 	t.Parallel()
-	tr, c := oauthTree(t)
-	ctx := t.Context()
-	scopes := []string{"memory:read"}
-	approve(t, tr, c, "lock", scopes, scopes)
-	if _, err := redeem(t, tr, c, "lock", t0); err != nil {
-		t.Fatal(err)
-	}
-	admin, err := tr.db.SQL().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Rollback()
-	var xid string
-	if err := admin.QueryRowContext(ctx, `UPDATE oauth_grants SET revoked_at = now()
-		WHERE principal_id = $1 AND revoked_at IS NULL RETURNING xid(pg_current_xact_id())::text`,
-		tr.principal.ID).Scan(&xid); err != nil {
-		t.Fatal(err)
-	}
-	refreshed := make(chan error, 1)
-	go func() {
-		_, err := rotate(t, tr, c, "rtlock"+t0.String(), "rt-after", t0.Add(time.Minute), nil)
-		refreshed <- err
-	}()
-	// Until the refresh waits for the offboarding's transaction (counted, not
-	// timed; the deadline only ends a test that would otherwise hang).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var waiting bool
-		mustQuery(t, tr.db, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted
-			AND locktype = 'transactionid' AND transactionid::text = $1)`, &waiting, xid)
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the refresh never waited for the offboarding")
-		}
-	}
-	if _, err := admin.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = now()
-		WHERE revoked_at IS NULL AND grant_id IN (SELECT id FROM oauth_grants WHERE principal_id = $1)`,
-		tr.principal.ID); err != nil {
-		t.Fatalf("the offboarding's token revocation beside a waiting refresh: %v", err)
-	}
-	if err := admin.Commit(); err != nil {
-		t.Fatalf("the offboarding's commit: %v", err)
-	}
-	if err := <-refreshed; !errors.Is(err, store.ErrInvalidGrant) {
-		t.Errorf("the refresh after the offboarding: %v, want invalid_grant", err)
+	const (
+		deleteMember = `DELETE FROM project_members WHERE principal_id = $1`
+		revokeGrants = `UPDATE oauth_grants SET revoked_at = now() WHERE principal_id = $1 AND revoked_at IS NULL`
+		revokeTokens = `UPDATE oauth_tokens SET revoked_at = now()
+			WHERE revoked_at IS NULL AND grant_id IN (SELECT id FROM oauth_grants WHERE principal_id = $1)`
+	)
+	for _, tc := range []struct {
+		name     string
+		offboard []string // the offboarding's statements; the waiter starts after the first
+		redeem   bool     // the waiter redeems a code instead of refreshing
+	}{
+		{"disable-principal, refresh", []string{revokeGrants, revokeTokens}, false},
+		{"remove-member, refresh", []string{deleteMember, revokeGrants, revokeTokens}, false},
+		{"remove-member, redeem", []string{deleteMember, revokeGrants, revokeTokens}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr, c := oauthTree(t)
+			ctx := t.Context()
+			scopes := []string{"memory:read"}
+			approve(t, tr, c, "lock", scopes, scopes)
+			if _, err := redeem(t, tr, c, "lock", t0); err != nil {
+				t.Fatal(err)
+			}
+			approve(t, tr, c, "later", scopes, scopes)
+			admin, err := tr.db.SQL().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Rollback()
+			var xid string
+			if err := admin.QueryRowContext(ctx, tc.offboard[0]+` RETURNING xid(pg_current_xact_id())::text`,
+				tr.principal.ID).Scan(&xid); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() {
+				var err error
+				if tc.redeem {
+					_, err = redeem(t, tr, c, "later", t0.Add(time.Minute))
+				} else {
+					_, err = rotate(t, tr, c, "rtlock"+t0.String(), "rt-after", t0.Add(time.Minute), nil)
+				}
+				waited <- err
+			}()
+			// Until the waiter waits for the offboarding's transaction (counted,
+			// not timed; the deadline only ends a test that would otherwise hang).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				var waiting bool
+				mustQuery(t, tr.db, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted
+					AND locktype = 'transactionid' AND transactionid::text = $1)`, &waiting, xid)
+				if waiting {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the refresh or redemption never waited for the offboarding")
+				}
+			}
+			for _, q := range tc.offboard[1:] {
+				if _, err := admin.ExecContext(ctx, q, tr.principal.ID); err != nil {
+					t.Fatalf("the offboarding beside a waiting %s: %v", tc.name, err)
+				}
+			}
+			if err := admin.Commit(); err != nil {
+				t.Fatalf("the offboarding's commit: %v", err)
+			}
+			if err := <-waited; !errors.Is(err, store.ErrInvalidGrant) {
+				t.Errorf("after the offboarding: %v, want invalid_grant", err)
+			}
+		})
 	}
 }

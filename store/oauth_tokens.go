@@ -93,10 +93,36 @@ const activeGrantSQL = `
 	WHERE g.id = $1 AND g.revoked_at IS NULL
 	FOR SHARE OF g, m`
 
+// lockGrantSQL take the share locks activeGrantSQL holds one row at a time,
+// in offboarding's order (lifecycle.go, grants_admin.go): the membership,
+// which remove-member deletes first, then the grant, which remove-member,
+// disable-principal and revoke-grant update before the tokens. A join locks
+// its rows in its plan's order, which deadlocked with remove-member. $1 is
+// the grant's id; a row that no longer qualifies is not locked.
+var lockGrantSQL = [...]string{
+	`SELECT 1 FROM project_members m
+	JOIN oauth_grants g ON m.project_id = g.project_id AND m.principal_id = g.principal_id
+	WHERE g.id = $1 FOR SHARE OF m`,
+	`SELECT 1 FROM oauth_grants WHERE id = $1 FOR SHARE`,
+}
+
+// lockGrant takes lockGrantSQL's locks on grantID.
+func lockGrant(ctx context.Context, tx *sql.Tx, grantID string) error {
+	for _, q := range lockGrantSQL {
+		if _, err := tx.ExecContext(ctx, q, grantID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // activeGrant reads the principal and project of out.GrantID into out
-// (activeGrantSQL) and returns the grant's scopes; a revoked grant or a lost
-// membership is a refusal.
+// (activeGrantSQL, after lockGrant) and returns the grant's scopes; a
+// revoked grant or a lost membership is a refusal.
 func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes stringArray, refusal, err error) {
+	if err := lockGrant(ctx, tx, out.GrantID); err != nil {
+		return nil, nil, err
+	}
 	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &scopes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, invalidGrant("grant revoked or principal no longer a member"), nil
