@@ -47,7 +47,10 @@ func TestValidatePath(t *testing.T) {
 		{"docs/\u202eDM.txt", false}, // reads reversed
 		{"a\u2028b", false},          // line separator
 		{"\ufeffa.md", false},        // BOM
-		{"docs/réüß中文.md", true},     // other Unicode is a name like any
+		{"docs/réüß中文.md", true},
+		{"docs/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md", true}, // Persian needs U+200C
+		{"\U0001f469\u200d\U0001f4bb.md", true},                            // an emoji sequence, U+200D
+		{"a\u2066b", false},                                                // a bidirectional isolate     // other Unicode is a name like any
 		{"%2e%2e/x", false},
 		{"a%2Fb", false},
 		{"a%20b", false},
@@ -76,8 +79,9 @@ var branchCases = []struct {
 	{"feat/x", true},
 	{"release-1.0", true},
 	{"ü-branch", true},
-	{"\u202emain", false}, // reads reversed
-	{"ma\u200bin", false}, // reads as main
+	{"\u202emain", false},              // reads reversed
+	{"ma\u200bin", false},              // reads as main
+	{"\u0645\u06cc\u200c\u062e", true}, // Persian needs U+200C
 	{"a@b", true},
 	{"a%2e", true},
 	{"heads/x", true},
