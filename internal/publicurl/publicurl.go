@@ -49,11 +49,14 @@ func Check(v string) (string, error) {
 }
 
 // canonicalOrigin is u's scheme and host in lower case, without the
-// scheme's default port.
+// scheme's default port or an empty one ("host:").
 func canonicalOrigin(u *url.URL) string {
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if p := u.Port(); (scheme == "https" && p == "443") || (scheme == "http" && p == "80") {
-		host = strings.TrimSuffix(host, ":"+p)
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // IPv6
+	}
+	if p := u.Port(); p != "" && !(scheme == "https" && p == "443") && !(scheme == "http" && p == "80") {
+		host += ":" + p
 	}
 	return scheme + "://" + host
 }
