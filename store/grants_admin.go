@@ -154,6 +154,9 @@ const revokeFamilySQL = `
 func (db *DB) RevokeOAuthToken(ctx context.Context, tokenID string) (Revocation, error) {
 	r := Revocation{ID: tokenID}
 	return result(&r, db.inTx(ctx, "revoke token", func(ctx context.Context, tx *sql.Tx) error {
+		if err := lockTokenScope(ctx, tx, "id", tokenID); err != nil {
+			return err
+		}
 		var family string
 		var revoked bool
 		err := tx.QueryRowContext(ctx, selectTokenForRevokeSQL, tokenID).Scan(&r.Kind, &family, &revoked, &r.ProjectID)

@@ -80,6 +80,7 @@ const (
 	// while a duplicate is looked for (sources.go, repositories.go): the
 	// project and repository row locks those take are shared.
 	lockAllowlist quotaKind = 0x48a10005
+	lockFamily    quotaKind = 0x48a10006 // a token family (oauth_tokens.go lockTokenScope)
 )
 
 // advisoryLock takes the transaction-scoped lock (kind, hash of key).

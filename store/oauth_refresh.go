@@ -46,19 +46,9 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		var scopes stringArray
 		var expires time.Time
 		var used, revoked bool
-		// The membership's and the grant's locks (lockGrant) before the
-		// token's own, in offboarding's order (membership, grant, then
-		// tokens). Locking the token first deadlocked with a
-		// disable-principal, remove-member or revoke-grant in progress, and
-		// PostgreSQL then aborted one of the two. The checks below decide.
-		var grantID string
-		switch err := tx.QueryRowContext(ctx, `SELECT grant_id FROM oauth_tokens WHERE token_hash = $1`,
-			in.RefreshHash).Scan(&grantID); {
-		case err == nil:
-			if err := lockGrant(ctx, tx, grantID); err != nil {
-				return nil, err
-			}
-		case !errors.Is(err, sql.ErrNoRows):
+		// Locking the token first deadlocked with a disable-principal,
+		// remove-member or revoke-grant in progress (lockTokenScope).
+		if err := lockTokenScope(ctx, tx, "token_hash", in.RefreshHash); err != nil {
 			return nil, err
 		}
 		err = tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,
@@ -123,6 +113,9 @@ func revokeFamilyForReuse(ctx context.Context, tx *sql.Tx, tokenID, family, clie
 // another client's, is not an error (RFC 7009 §2.2: answer 200 regardless).
 func (db *DB) RevokeClientToken(ctx context.Context, tokenHash []byte, clientID string, now time.Time) (bool, error) {
 	return txValue(ctx, db, "revoke client token", func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		if err := lockTokenScope(ctx, tx, "token_hash", tokenHash); err != nil {
+			return false, err
+		}
 		var id, kind, family, client, project string
 		err := tx.QueryRowContext(ctx, `
 			SELECT t.id, t.kind, t.family_id::text, g.client_id, g.project_id

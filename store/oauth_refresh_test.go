@@ -191,11 +191,12 @@ func TestRefreshLocksGrantBeforeToken(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		offboard []string // the offboarding's statements; the waiter starts after the first
-		redeem   bool     // the waiter redeems a code instead of refreshing
+		waiter   string   // "refresh", "redeem" a code, or the client's "revoke" (RFC 7009)
 	}{
-		{"disable-principal, refresh", []string{revokeGrants, revokeTokens}, false},
-		{"remove-member, refresh", []string{deleteMember, revokeGrants, revokeTokens}, false},
-		{"remove-member, redeem", []string{deleteMember, revokeGrants, revokeTokens}, true},
+		{"disable-principal, refresh", []string{revokeGrants, revokeTokens}, "refresh"},
+		{"remove-member, refresh", []string{deleteMember, revokeGrants, revokeTokens}, "refresh"},
+		{"remove-member, redeem", []string{deleteMember, revokeGrants, revokeTokens}, "redeem"},
+		{"disable-principal, client revocation", []string{revokeGrants, revokeTokens}, "revoke"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -220,10 +221,16 @@ func TestRefreshLocksGrantBeforeToken(t *testing.T) {
 			waited := make(chan error, 1)
 			go func() {
 				var err error
-				if tc.redeem {
+				switch tc.waiter {
+				case "redeem":
 					_, err = redeem(t, tr, c, "later", t0.Add(time.Minute))
-				} else {
+				case "refresh":
 					_, err = rotate(t, tr, c, "rtlock"+t0.String(), "rt-after", t0.Add(time.Minute), nil)
+				case "revoke":
+					var revoked bool
+					if revoked, err = tr.db.RevokeClientToken(ctx, h("rtlock"+t0.String()), c.ID, t0); err == nil && revoked {
+						err = errors.New("revoked a token the offboarding had revoked")
+					}
 				}
 				waited <- err
 			}()
@@ -248,7 +255,10 @@ func TestRefreshLocksGrantBeforeToken(t *testing.T) {
 			if err := admin.Commit(); err != nil {
 				t.Fatalf("the offboarding's commit: %v", err)
 			}
-			if err := <-waited; !errors.Is(err, store.ErrInvalidGrant) {
+			switch err := <-waited; {
+			case tc.waiter == "revoke" && err != nil:
+				t.Errorf("the client's revocation after the offboarding: %v, want nothing left to revoke", err)
+			case tc.waiter != "revoke" && !errors.Is(err, store.ErrInvalidGrant):
 				t.Errorf("after the offboarding: %v, want invalid_grant", err)
 			}
 		})

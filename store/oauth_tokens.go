@@ -116,6 +116,30 @@ func lockGrant(ctx context.Context, tx *sql.Tx, grantID string) error {
 	return nil
 }
 
+// lockTokenScope takes, before a token's own row lock, the locks of what the
+// token belongs to, in the order every transaction takes them: its family's
+// advisory lock (a reuse, a client's revocation and an administrator's each
+// revoke a whole family while holding one of its tokens), then lockGrant's
+// membership and grant (offboarding's order: membership, grant, tokens).
+// col is the column the token is found by, a constant; a token that does not
+// exist locks nothing.
+func lockTokenScope(ctx context.Context, tx *sql.Tx, col string, v any) error {
+	var grantID, family string
+	err := tx.QueryRowContext(ctx, `SELECT grant_id, COALESCE(family_id::text, '') FROM oauth_tokens WHERE `+col+` = $1`,
+		v).Scan(&grantID, &family)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case family != "":
+		if err := advisoryLock(ctx, tx, lockFamily, family); err != nil {
+			return err
+		}
+	}
+	return lockGrant(ctx, tx, grantID)
+}
+
 // activeGrant reads the principal and project of out.GrantID into out
 // (activeGrantSQL, after lockGrant) and returns the grant's scopes; a
 // revoked grant or a lost membership is a refusal.
