@@ -13,11 +13,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,15 +81,26 @@ func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
 	return p
 }
 
-// freeAddr returns a loopback address nothing listens on (yet).
+// freeAddr returns a loopback address nothing listens on (yet), for a
+// process that binds it later (nginx, the demo) or for a test that needs a
+// refused connection. Its port is below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range, 32768–60999 by default): a port taken from
+// port 0 is free only until it is closed, and in between any test's
+// listener on port 0 or outgoing connection may take it (nginx then failed
+// to bind while the readiness dial reached the other process, "server gave
+// HTTP response to HTTPS client"). The kernel never hands out a port below
+// the range by itself, so only another caller of freeAddr could take it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		addr := "127.0.0.1:" + strconv.Itoa(20000+mrand.IntN(12000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
 }
 
 // startNginx runs nginx in the foreground with the repository's site config,
@@ -152,9 +165,13 @@ func startNginx(t *testing.T, dir, listen, cert, key string, replicas []string) 
 			<-exited
 		}
 	})
+	// Ready when a TLS handshake succeeds: a plain dial could reach another
+	// process on the port. Only readiness is checked here; the clients
+	// verify the certificate.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", listen, time.Second)
+		c, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", listen,
+			&tls.Config{InsecureSkipVerify: true})
 		if err == nil {
 			c.Close()
 			return
