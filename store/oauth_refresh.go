@@ -81,7 +81,7 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 			}
 			accessScopes = intersect(scopes, in.Scopes)
 		}
-		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
+		grantScopes, refusal, err := activeGrant(ctx, tx, &out) // locked by lockTokenScope
 		if refusal != nil || err != nil {
 			return refusal, err
 		}

@@ -141,12 +141,9 @@ func lockTokenScope(ctx context.Context, tx *sql.Tx, col string, v any) error {
 }
 
 // activeGrant reads the principal and project of out.GrantID into out
-// (activeGrantSQL, after lockGrant) and returns the grant's scopes; a
-// revoked grant or a lost membership is a refusal.
+// (activeGrantSQL) and returns the grant's scopes; a revoked grant or a lost
+// membership is a refusal. The caller has taken lockGrant's locks first.
 func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes stringArray, refusal, err error) {
-	if err := lockGrant(ctx, tx, out.GrantID); err != nil {
-		return nil, nil, err
-	}
 	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &scopes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, invalidGrant("grant revoked or principal no longer a member"), nil
@@ -187,6 +184,9 @@ func (db *DB) RedeemCode(ctx context.Context, in CodeRedemption) (Issued, error)
 			}
 		}
 		out.GrantID, out.ClientID = c.GrantID, c.ClientID
+		if err := lockGrant(ctx, tx, out.GrantID); err != nil {
+			return nil, err
+		}
 		grantScopes, refusal, err := activeGrant(ctx, tx, &out)
 		if refusal != nil || err != nil {
 			return refusal, err
