@@ -102,7 +102,7 @@ func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (an
 		return nil, err
 	}
 	return listPage(tk.pages, "task_list", p, a.Cursor, limit, "tasks", func(after string) ([]store.Task, error) {
-		return tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit)
+		return tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit, maxPageBytes)
 	}, func(t store.Task) string { return t.ID }, func(t store.Task) int { return len(t.Title) + len(t.Body) })
 }
 

@@ -65,16 +65,29 @@ func (db *DB) UpdateTask(ctx context.Context, projectID, taskID string, u TaskUp
 		taskID, projectID, u.Title, u.Body, u.Status)
 }
 
+// listTasksSQL's $5 bounds the text it sends: it stops at the task with
+// which the titles and bodies listed pass $5 bytes, but lists at least two.
+// A page cut at $5 bytes (server/pagination.go) needs exactly these: the
+// tasks it holds and the one after them, which shows that more follow. The
+// rest of the $4 tasks (up to 200 bodies of 64 KiB) are not sent.
 const listTasksSQL = `
-	SELECT ` + taskColumns + ` FROM tasks
-	WHERE project_id = $1 AND id > $2::uuid AND ($3 = '' OR status = $3)
-	ORDER BY id LIMIT $4`
+	SELECT ` + taskColumns + ` FROM (
+		SELECT *, row_number() OVER w AS n,
+		       coalesce(sum(octet_length(title) + octet_length(body))
+		                OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
+		FROM tasks
+		WHERE project_id = $1 AND id > $2::uuid AND ($3 = '' OR status = $3)
+		WINDOW w AS (ORDER BY id)
+		ORDER BY id LIMIT $4) t
+	WHERE n <= 2 OR bytes_before <= $5
+	ORDER BY id`
 
 // ListTasks returns up to limit tasks of the project with id after the given
-// one (the zero UUID for the first page), optionally with one status.
-func (db *DB) ListTasks(ctx context.Context, projectID, status, afterID string, limit int) ([]Task, error) {
+// one (the zero UUID for the first page), optionally with one status, and
+// stops once their text passes maxBytes (listTasksSQL).
+func (db *DB) ListTasks(ctx context.Context, projectID, status, afterID string, limit, maxBytes int) ([]Task, error) {
 	if afterID == "" {
 		afterID = "00000000-0000-0000-0000-000000000000"
 	}
-	return queryAll(ctx, db, "list tasks", scanTask, listTasksSQL, projectID, afterID, status, limit)
+	return queryAll(ctx, db, "list tasks", scanTask, listTasksSQL, projectID, afterID, status, limit, maxBytes)
 }
