@@ -69,7 +69,10 @@ func (db *DB) UpdateTask(ctx context.Context, projectID, taskID string, u TaskUp
 // which the titles and bodies listed pass $5 bytes, but lists at least two.
 // A page cut at $5 bytes (server/pagination.go) needs exactly these: the
 // tasks it holds and the one after them, which shows that more follow. The
-// rest of the $4 tasks (up to 200 bodies of 64 KiB) are not sent.
+// rest of the $4 tasks (up to 200 bodies of 64 KiB) are not sent. Each
+// ORDER BY names the uuid column: a bare "id" in the outer one would name
+// the output column id::text, as it did here before, when every task of the
+// project was read and sorted as text to find the first page.
 const listTasksSQL = `
 	SELECT ` + taskColumns + ` FROM (
 		SELECT *, row_number() OVER w AS n,
@@ -80,7 +83,7 @@ const listTasksSQL = `
 		WINDOW w AS (ORDER BY id)
 		ORDER BY id LIMIT $4) t
 	WHERE n <= 2 OR bytes_before <= $5
-	ORDER BY id`
+	ORDER BY t.id`
 
 // ListTasks returns up to limit tasks of the project with id after the given
 // one (the zero UUID for the first page), optionally with one status, and
