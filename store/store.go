@@ -46,13 +46,11 @@ const QueryTimeout = 3 * time.Second
 
 // DefaultMaxConns bounds the pool's connections, open and idle alike, unless
 // the operator sets another bound (SetMaxConns; HEYAIRA_DB_MAX_CONNS). A few
-// busy backends per PostgreSQL core do more than many: at 32 concurrent small
-// reads on two cores, 32 backends cost PostgreSQL twice the CPU per read that
-// 8 did, and reads/s fell from 8 to 32 concurrent; with 16 they did not fall
-// (docs/performance.md, run 38). Requests beyond the bound wait in the pool,
-// within QueryTimeout, not in PostgreSQL. It is 16 and not 8 because the pool
-// is shared by every principal: with 8, eight concurrent calls of one
-// principal made another wait for a connection (LD-04).
+// busy backends per PostgreSQL core do more than many: requests beyond the
+// bound wait in the pool, within QueryTimeout, not in PostgreSQL. Not 8,
+// though 8 costs the least CPU per read: the pool is shared by every
+// principal, and with 8 one principal's eight concurrent calls made
+// another's wait (LD-04). The figures: docs/performance.md, run 38.
 const DefaultMaxConns = 16
 
 // DB is a pool of connections to one PostgreSQL database.
@@ -63,11 +61,10 @@ type DB struct {
 }
 
 // SetMaxConns bounds the pool at n connections, open and idle alike. As
-// many idle as open: with fewer, every connection beyond the idle cap is
-// closed when returned and reopened for the next request, and under
-// concurrent reads PostgreSQL spends its time forking and tearing down
-// backends (issue 19: 99 new sessions per 1000 reads at 16 idle of 32, none
-// at 32; docs/performance.md).
+// many idle as open: with fewer, a connection beyond the idle cap is closed
+// when returned and reopened for the next request, and under concurrent
+// reads PostgreSQL spends its time forking and ending backends
+// (docs/performance.md, issue 19).
 func (db *DB) SetMaxConns(n int) {
 	db.sql.SetMaxOpenConns(n)
 	db.sql.SetMaxIdleConns(n)
