@@ -2,20 +2,19 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
 // This file holds the credential commands: issue-legacy-token, list-grants,
-// revoke-grant and revoke-token, and the secrets of issue-legacy-token and
-// signin-link.
+// revoke-grant and revoke-token. Their secrets are made and hashed as every
+// secret the server checks (oauth.NewSecret, oauth.Hash), so that one
+// definition decides what the server accepts.
 
 func runIssueLegacyToken(f *flags) action {
 	e := f.e
@@ -29,7 +28,8 @@ func runIssueLegacyToken(f *flags) action {
 			return err
 		})
 	return func(ctx context.Context, db *store.DB) error {
-		token, hash := newSecret(legacyTokenPrefix)
+		token := oauth.NewSecret(oauth.PrefixLegacy)
+		hash := oauth.Hash(token) // the store keeps the hash; the token is printed once
 		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
 		t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
 			TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
@@ -98,25 +98,4 @@ func runRevokeToken(f *flags) action {
 			fmt.Fprintf(w, "revoked %s token %s (%d token(s) in all)\n", r.Kind, r.ID, r.TokensRevoked)
 		})
 	}
-}
-
-// secretBytes is the entropy of every secret the admin CLI makes (256 bits).
-const secretBytes = 32
-
-// legacyTokenPrefix marks legacy static project tokens, so that a leaked one
-// is easy to recognise (and to scan for) and is never mistaken for an OAuth token.
-const legacyTokenPrefix = "hyl_"
-
-// newSecret returns prefix + base64url(32 random bytes) and the SHA-256 of
-// that whole string. Only the hash goes to the database; the caller prints the
-// secret once and keeps no copy. The server hashes what a client presents the
-// same way and compares hashes.
-func newSecret(prefix string) (secret string, hash []byte) {
-	b := make([]byte, secretBytes)
-	// crypto/rand.Read never fails on supported platforms (Go 1.24+): it
-	// crashes the program rather than return predictable bytes.
-	rand.Read(b)
-	secret = prefix + base64.RawURLEncoding.EncodeToString(b)
-	sum := sha256.Sum256([]byte(secret))
-	return secret, sum[:]
 }

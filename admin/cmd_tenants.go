@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"heyaira/internal/publicurl"
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -82,7 +83,8 @@ func runSigninLink(f *flags) action {
 		return err
 	})
 	return func(ctx context.Context, db *store.DB) error {
-		secret, hash := newSecret("")
+		secret := oauth.NewSecret("")
+		hash := oauth.Hash(secret)
 		l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
 		// The secret travels only in this URL, printed once; the store has its hash.
 		link := base + "/signin?token=" + secret

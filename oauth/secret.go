@@ -19,6 +19,7 @@ const (
 	PrefixSession = "hys_" // browser session cookie
 	PrefixRequest = "hyq_" // pending authorization request handle
 	PrefixCSRF    = "hyx_" // sign-in CSRF cookie
+	PrefixLegacy  = "hyl_" // legacy static project token (heyaira-admin issue-legacy-token)
 )
 
 // SecretBytes is the entropy of every secret: 256 bits, above the 128 bits
