@@ -8,15 +8,12 @@ import (
 	"heyaira/store"
 )
 
-// A document read costs one database statement before GitHub is called and
-// none after it: the bearer check (authn.go) authorizes the read and writes
-// its audit row in the same statement (store.AuthorizeRead). So what the
-// read asks for is worked out from its arguments before that statement, as
-// a readPlan, which then carries the database's answer to the tool. The
-// audit row means "this principal was allowed (or refused) to read this
-// range at this time", and it is committed before a byte of the document
-// leaves the server. A read refused or failed after it (a rate limit,
-// GitHub, the file's own checks) writes a second row naming the first.
+// The bearer check (authn.go) authorizes a document read and writes its
+// audit row in one statement (store.AuthorizeRead, which says what the row
+// means). So what the read asks for is worked out from its arguments before
+// that statement, as a readPlan, which then carries the database's answer to
+// the tool. A read refused or failed after it (a rate limit, GitHub, the
+// file's own checks) writes a second row naming the first.
 
 // readPlan is one git_document_get call's read.
 type readPlan struct {
