@@ -125,10 +125,10 @@ func (k *key) encode(cur Cursor) string {
 	if exp < 0 || exp > maxUnix {
 		panic("cursor: Encode with Expires outside 1970–9999")
 	}
-	fields := cur.strings()
+	fields := cur.fields()
 	n := minRawLen
 	for _, f := range fields {
-		n += len(f)
+		n += len(*f)
 	}
 	// This also keeps every length below 2^16, so uint16 cannot truncate.
 	if n > maxRawLen {
@@ -138,8 +138,8 @@ func (k *key) encode(cur Cursor) string {
 	raw = append(raw, version)
 	raw = append(raw, k.id[:]...)
 	for _, f := range fields {
-		raw = binary.BigEndian.AppendUint16(raw, uint16(len(f)))
-		raw = append(raw, f...)
+		raw = binary.BigEndian.AppendUint16(raw, uint16(len(*f)))
+		raw = append(raw, *f...)
 	}
 	raw = binary.BigEndian.AppendUint64(raw, uint64(cur.Offset))
 	raw = binary.BigEndian.AppendUint64(raw, uint64(exp))
@@ -147,9 +147,9 @@ func (k *key) encode(cur Cursor) string {
 	return b64.EncodeToString(raw)
 }
 
-// strings lists the string fields in wire order.
-func (cur *Cursor) strings() [7]string {
-	return [7]string{cur.Kind, cur.Project, cur.Principal, cur.Source, cur.Commit, cur.Path, cur.FileSHA256}
+// fields lists the string fields in wire order.
+func (cur *Cursor) fields() [7]*string {
+	return [7]*string{&cur.Kind, &cur.Project, &cur.Principal, &cur.Source, &cur.Commit, &cur.Path, &cur.FileSHA256}
 }
 
 // mac appends HMAC-SHA-256(secret, label | msg) to dst.
@@ -175,18 +175,12 @@ func (c *Codec) Decode(s string, now time.Time) (Cursor, error) {
 // ErrExpired. On error the Cursor is zero.
 func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
 	// The length cap comes first, because it bounds all the work below.
-	if len(s) > MaxLen {
-		return Cursor{}, errMalformed
-	}
-	// Only the 64 characters of the alphabet: b64 would skip a newline.
-	if strings.Trim(s, b64Alphabet) != "" {
+	// Then only the 64 characters of the alphabet: b64 would skip a newline.
+	if len(s) > MaxLen || strings.Trim(s, b64Alphabet) != "" {
 		return Cursor{}, errMalformed
 	}
 	raw, err := b64.DecodeString(s)
-	if err != nil || len(raw) < minRawLen {
-		return Cursor{}, errMalformed
-	}
-	if raw[0] != version {
+	if err != nil || len(raw) < minRawLen || raw[0] != version {
 		return Cursor{}, errMalformed
 	}
 	k := c.byID[[idLen]byte(raw[1:headerLen])]
@@ -216,9 +210,9 @@ func (c *Codec) decode(s string, now time.Time) (Cursor, error) {
 // after.
 func parseBody(b []byte) (Cursor, bool) {
 	all := string(b) // one copy; the fields are substrings of it
-	var f [7]string
+	var cur Cursor
 	i := 0
-	for j := range f {
+	for _, f := range cur.fields() {
 		if len(b)-i < 2 {
 			return Cursor{}, false
 		}
@@ -227,21 +221,17 @@ func parseBody(b []byte) (Cursor, bool) {
 		if len(b)-i < n {
 			return Cursor{}, false
 		}
-		f[j] = all[i : i+n]
+		*f = all[i : i+n]
 		i += n
 	}
 	if len(b)-i != 16 {
 		return Cursor{}, false
 	}
-	off := int64(binary.BigEndian.Uint64(b[i:]))
+	cur.Offset = int64(binary.BigEndian.Uint64(b[i:]))
 	exp := int64(binary.BigEndian.Uint64(b[i+8:]))
-	if off < 0 || exp < 0 || exp > maxUnix {
+	if cur.Offset < 0 || exp < 0 || exp > maxUnix {
 		return Cursor{}, false
 	}
-	return Cursor{
-		Kind: f[0], Project: f[1], Principal: f[2], Source: f[3], Commit: f[4], Path: f[5],
-		FileSHA256: f[6],
-		Offset:     off,
-		Expires:    time.Unix(exp, 0).UTC(),
-	}, true
+	cur.Expires = time.Unix(exp, 0).UTC()
+	return cur, true
 }

@@ -55,11 +55,8 @@
 //
 // A Codec holds one or more keys of at least 32 bytes. The first key signs;
 // every key verifies, and the key id in a cursor selects the key directly.
-// The server reads the key file once, at start-up, and every replica must
-// hold the same keys. To rotate: (1) add the new key as the last line and
-// restart every replica, so that all of them verify it; (2) move it to the
-// first line and restart, so that it signs; (3) once the cursor lifetime
-// (15 minutes) has passed, delete the old line and restart. With one replica,
-// steps 1 and 2 can be one. Cursors signed with a deleted key are invalid.
-// Key ids are not secret; KeyIDs returns them for the start-up log.
+// The server reads the key file once, at start-up; every replica must hold
+// the same keys, and rotating them takes a restart per step (docs/deploy.md,
+// "The cursor key"). Cursors signed with a deleted key are invalid. Key ids
+// are not secret; KeyIDs returns them for the start-up log.
 package cursor

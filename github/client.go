@@ -18,7 +18,6 @@ import (
 // DefaultBaseURL is the only GitHub API host used in production.
 const DefaultBaseURL = "https://api.github.com"
 
-// Request defaults.
 const (
 	// DefaultTimeout bounds one GetFile or ResolveBranch call, including a
 	// token mint and the one 401 retry.
@@ -44,11 +43,9 @@ type Config struct {
 	Key *rsa.PrivateKey
 	// Timeout bounds each call; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Now is the clock for JWTs, token expiry and rate-limit waits;
-	// nil means time.Now.
+	// Now is the clock for JWTs, token expiry and rate-limit waits; nil means time.Now.
 	Now func() time.Time
-	// Logger receives request outcomes (never secrets or bodies);
-	// nil discards.
+	// Logger receives request outcomes, never secrets or bodies; nil discards.
 	Logger *slog.Logger
 	// OnRequest, if set, is called after every HTTP request with the route
 	// ("contents", "git_ref" or "access_tokens"), the status (0 when no
@@ -108,15 +105,13 @@ func NewClient(cfg Config) *Client {
 		c.log.Error("github: base URL refused; provider calls will fail as unconfigured")
 	}
 
-	var hc http.Client
+	hc := http.Client{Transport: defaultTransport()}
 	if cfg.HTTP != nil {
 		hc = *cfg.HTTP // a copy: the caller's client is not modified
-	} else {
-		hc = http.Client{Transport: defaultTransport()}
 	}
-	// Redirects are never followed: the 3xx itself comes back and becomes
-	// ErrRedirectRejected. Following one could carry the request (and, with
-	// a token-injecting transport, the token) to another host.
+	// The 3xx itself comes back and becomes ErrRedirectRejected. Following
+	// it could carry the request (and, with a token-injecting transport, the
+	// token) to another host.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.hc = &hc
 	return c

@@ -25,10 +25,9 @@ type Binding struct {
 	// confused.
 	RepositoryID int64
 	// Tenant names whom the request is made for (the server passes the
-	// project). It is never sent: GitHub's secondary rate limits answered
-	// to this tenant's requests hold this tenant, not the whole
-	// installation (ratelimits.go). "" means nobody in particular: every
-	// rate limit then holds the installation.
+	// project); it is never sent. A secondary rate limit answered to it
+	// holds this tenant rather than the installation (ratelimits.go); ""
+	// means nobody in particular, and every limit holds the installation.
 	Tenant string
 }
 
@@ -51,7 +50,7 @@ type File struct {
 
 // GetFile reads the file at path in commit commitSHA of b's repository with
 // one contents request, retried only as the package doc says, and bounds and
-// verifies the answer; decoding and hashing run in the caller's goroutine.
+// verifies the answer (decodeContents).
 func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string) (*File, error) {
 	return get(ctx, c, b, "github: get file", firstError(ValidatePath(path), ValidateCommitSHA(commitSHA)),
 		"contents", "/contents/"+escapeSegments(path)+"?ref="+commitSHA,
@@ -62,12 +61,11 @@ func (c *Client) GetFile(ctx context.Context, b Binding, path, commitSHA string)
 // get checks b's names, the request's own (valid) and the App configuration
 // before any request, then runs one authenticated GET of c.repoURL(b)+suffix
 // with the 401-retry rule and hands the body of a 200, read through limit, to
-// decode. Rate limits are remembered per installation, and a secondary one
-// per tenant (ratelimits.go); while one holds, no request is sent. Every
-// error is prefixed with op.
+// decode. While a rate limit holds b (ratelimits.go), no request is sent.
+// Every error is prefixed with op.
 func get[T any](ctx context.Context, c *Client, b Binding, op string, valid error,
 	route, suffix, accept string, limit int64, decode func([]byte) (T, error)) (T, error) {
-	var v, zero T
+	var zero T
 	err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), valid, c.configured(b))
 	if err == nil {
 		err = c.rateLimits.check(b, c.now())
@@ -77,26 +75,24 @@ func get[T any](ctx context.Context, c *Client, b Binding, op string, valid erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	err = c.callOnce(ctx, b, route, c.repoURL(b)+suffix, accept, limit, func(body []byte) (err error) {
-		v, err = decode(body)
-		return err
-	})
+	v, err := callOnce(ctx, c, b, route, c.repoURL(b)+suffix, accept, limit, decode)
 	if err = c.rateLimits.note(b, err, c.now()); err != nil {
 		return zero, withOp(op, err)
 	}
 	return v, nil
 }
 
-func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept string, limit int64,
-	decode func([]byte) error) error {
+func callOnce[T any](ctx context.Context, c *Client, b Binding, route, u, accept string, limit int64,
+	decode func([]byte) (T, error)) (T, error) {
+	var zero T
 	for attempt := 0; ; attempt++ {
 		tok, fresh, err := c.token(ctx, b)
 		if err != nil {
-			return err
+			return zero, err
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return fmt.Errorf("%w: building request", ErrUnconfigured)
+			return zero, fmt.Errorf("%w: building request", ErrUnconfigured)
 		}
 		req.Header.Set("Accept", accept)
 		// An empty body that cannot be rewound makes the request
@@ -107,7 +103,7 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 		req.Body = emptyBody{}
 		resp, err := c.send(ctx, route, req, tok)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
+			return zero, fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
 		}
 		if resp.StatusCode == http.StatusUnauthorized && !fresh && attempt == 0 {
 			// The cached token was revoked or expired early: drop it (only
@@ -118,21 +114,16 @@ func (c *Client) callOnce(ctx context.Context, b Binding, route, u, accept strin
 				"route", route, "installation", b.InstallationID)
 			continue
 		}
-		err = c.handle(resp, limit, decode)
-		resp.Body.Close()
-		return err
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return zero, checkAnswer(resp, c.now())
+		}
+		body, err := readBody(resp, limit)
+		if err != nil {
+			return zero, err
+		}
+		return decode(body)
 	}
-}
-
-func (c *Client) handle(resp *http.Response, limit int64, decode func([]byte) error) error {
-	if resp.StatusCode != http.StatusOK {
-		return checkAnswer(resp, c.now())
-	}
-	body, err := readBody(resp, limit)
-	if err != nil {
-		return err
-	}
-	return decode(body)
 }
 
 // emptyBody is an empty request body that net/http cannot rewind.
@@ -152,9 +143,8 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-// repoURL is the repository's API URL. Owner and repository are validated
-// and escaped anyway; nothing here goes through path.Join or JoinPath, which
-// would resolve "..".
+// repoURL is the repository's API URL, escaped as the package doc says
+// ("One host").
 func (c *Client) repoURL(b Binding) string {
 	return c.base.String() + "/repos/" + url.PathEscape(b.Owner) + "/" + url.PathEscape(b.Repo)
 }

@@ -51,16 +51,14 @@ func inBody(body, v []byte) (int, bool) {
 // in one pass over the whole body and one over its member names:
 //
 //   - json.Unmarshal into a map checks the whole body and gives every
-//     member by its exact name (decoding into a struct would also take
-//     "Path" or "PATH" for path). Each value stays where it is in body:
-//     the 1.4 MB content is neither copied nor unquoted, and is decoded in
-//     place later. That encoding/json hands over slices of its input is
-//     not promised, so inBody proves it for each value, or the body is
-//     refused.
-//   - A map keeps the last of repeated members. A json.Decoder therefore
-//     walks the member names of a skeleton of the body, every value the
-//     map holds replaced by 0 (about a kilobyte, not 1.4 MB for the
-//     Decoder to buffer), and a member the decoder reads may not appear
+//     member by its exact name (a struct would also take "Path" or "PATH"
+//     for path). Each value stays where it is in body, so the content is
+//     neither copied nor unquoted before it is decoded in place. encoding/json
+//     does not promise to hand over slices of its input, so inBody proves it
+//     for each value, or the body is refused.
+//   - A map keeps the last of repeated members, so a json.Decoder walks the
+//     member names of a skeleton of the body (every value replaced by 0, so
+//     the Decoder buffers little), and a member read here may not appear
 //     twice. Other members may: they decide nothing.
 //   - The JSON text must be valid UTF-8, as RFC 8259 requires
 //     (encoding/json would replace invalid bytes with U+FFFD).
@@ -116,12 +114,11 @@ func parseContentsObject(body []byte) (contentsObject, bool) {
 }
 
 // decodeContents parses and verifies one contents response body for
-// wantPath. It takes ownership of body: the content is decoded in place, and
-// the returned File.Content shares body's memory, so a read holds one buffer
-// rather than the response and the file side by side. The whole body is
-// parsed first, so a body that is not well-formed JSON is ErrUnavailable
-// whatever else is wrong with it. Then the checks run in an order that never
-// decodes what it has not bounded:
+// wantPath. It takes ownership of body: the content is decoded in place and
+// File.Content shares body's memory, so a read holds one buffer, not two. A
+// body that is not well-formed JSON is ErrUnavailable whatever else is wrong
+// with it; then the checks run in an order that never decodes what it has not
+// bounded:
 //
 //  1. a type (else ErrUnavailable);
 //  2. type "file" (dir, symlink, submodule, anything else: ErrNotFile);

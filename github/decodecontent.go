@@ -16,20 +16,18 @@ const chunk = 64 << 10
 // exactly size bytes, in place: the result shares raw's memory.
 //
 //   - GitHub wraps base64 in 60-character lines, so the string is runs of
-//     base64 separated by the escape \n. The escapes \n and \r (line breaks)
-//     are dropped and \/ becomes '/', while the runs are moved together. A
-//     raw line break cannot occur: JSON strings hold no control characters.
-//   - Any other escape is rare (GitHub sends none): from the first one on,
-//     the rest of the string is unquoted by encoding/json and its line
-//     breaks dropped, exactly as unquoting the whole string and then
-//     removing line breaks would.
+//     base64 separated by the escape \n. The escapes \n and \r are dropped
+//     and \/ becomes '/' while the runs are moved together (JSON strings
+//     hold no raw line break).
+//   - From any other escape on (GitHub sends none), the rest of the string
+//     is unquoted by encoding/json and its line breaks dropped, exactly as
+//     unquoting the whole string and then removing line breaks would.
 //   - The compacted base64 must be exactly as long as padded base64 of size
 //     bytes, so a lying size neither hides extra bytes nor causes work.
 //   - It is decoded 64 KiB at a time to the front of raw. Chunk k decodes to
-//     [48Ki·k, 48Ki·(k+1)), which lies before its own source [64Ki·k, …)
-//     from k = 3 on, so from then on it is decoded straight there; the first
-//     three chunks, whose output would overwrite their own input, go through
-//     a scratch buffer. Input and output of the decoder never alias.
+//     [48Ki·k, 48Ki·(k+1)), before its own source [64Ki·k, …) from k = 3 on;
+//     the first three chunks, whose output would overwrite their own input,
+//     go through a scratch buffer. Input and output never alias.
 //
 // base64.StdEncoding.Strict refuses every byte outside its alphabet except
 // CR and LF, which the compaction has already removed.

@@ -9,11 +9,10 @@ import (
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one of
-// them (a *RateLimitError counts as ErrRateLimited), so the server's error
-// table can map it to exactly one stable code of docs/design.md §12. The code each
-// maps to is given in brackets. None of the wrapped errors carries a token, a
-// JWT, key material, a response body or document content: causes are reduced
-// to a fixed description before they are wrapped.
+// them (a *RateLimitError counts as ErrRateLimited), so the server maps it to
+// one stable code of docs/design.md §12, given in brackets. No wrapped error
+// carries a token, a JWT, key material, a response body or document content:
+// causes are reduced to a fixed description first.
 var (
 	// ErrNotFound [provider_not_found]: GitHub answered 404 (or 409 for an
 	// empty repository). GitHub also answers 404 for a private repository the
@@ -42,8 +41,7 @@ var (
 	ErrUnconfigured = errors.New("github: not configured")
 
 	// ErrResponseTooLarge [provider_response_too_large]: a response body over
-	// its bound (1,500,000 bytes for contents), refused by Content-Length
-	// before the body is read, or by counting when the length is absent.
+	// its bound (MaxContentsResponse for contents; readBody).
 	ErrResponseTooLarge = errors.New("github: response too large")
 
 	// ErrRedirectRejected [provider_redirect_rejected]: GitHub answered with
@@ -62,7 +60,7 @@ var (
 	ErrNotFile = errors.New("github: not a regular file")
 
 	// ErrTooLarge [document_too_large]: the file's size is over MaxFileSize,
-	// or GitHub did not inline it (encoding "none"). Checked before decoding.
+	// or GitHub did not inline it (encoding "none").
 	ErrTooLarge = errors.New("github: document too large")
 
 	// ErrNotUTF8 [document_not_utf8]: the file is not valid UTF-8 or holds a
@@ -91,13 +89,10 @@ var (
 )
 
 // RateLimitError is returned when GitHub signals a primary or secondary rate
-// limit, or when an earlier signal that holds this request (its tenant's, or
-// its installation's: ratelimits.go) has not expired yet (no request is sent
-// then). errors.Is(err, ErrRateLimited) is true.
+// limit, or while an earlier one still holds this request (ratelimits.go);
+// then no request is sent. errors.Is(err, ErrRateLimited) is true.
 type RateLimitError struct {
-	// RetryAfter is how long to wait before the next call for this
-	// installation: Retry-After if GitHub sent it, else until
-	// x-ratelimit-reset, else 60 s; clamped to [1 s, 1 h].
+	// RetryAfter is how long to wait before the next call (retryAfter).
 	RetryAfter time.Duration
 }
 
@@ -107,9 +102,8 @@ func (e *RateLimitError) Error() string {
 
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
-// withOp prefixes an error of this package with an operation. The errors
-// it is given carry only fixed, secret-free details chosen here, never a
-// body, a token or an upstream error string.
+// withOp prefixes an error of this package, which carries only fixed,
+// secret-free details, with an operation.
 func withOp(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -88,16 +88,13 @@ func (r *rateLimits) note(b Binding, err error, now time.Time) error {
 	bo.prune(now)
 	switch {
 	case !secondary || b.Tenant == "" || bo.holdsOther(b.Tenant, now):
-		bo.hold(until)
+		bo.until = later(bo.until, until)
 	default:
 		bo.tenants[b.Tenant] = later(bo.tenants[b.Tenant], until)
-		bo.hold(now.Add(min(rl.RetryAfter, secondaryCoolDown)))
+		bo.until = later(bo.until, now.Add(min(rl.RetryAfter, secondaryCoolDown)))
 	}
 	return err
 }
-
-// hold extends the installation's wait to until.
-func (bo *backoff) hold(until time.Time) { bo.until = later(bo.until, until) }
 
 // holdsOther reports whether a tenant other than tenant is held at now.
 func (bo *backoff) holdsOther(tenant string, now time.Time) bool {

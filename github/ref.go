@@ -8,13 +8,12 @@ import (
 	"unicode/utf8"
 )
 
-// ResolveBranch (the dispatch path, not a document read) returns the commit SHA that branch points to in b's
-// repository, from GET /repos/{owner}/{repo}/git/ref/heads/{branch}. Only
-// refs/heads/ is consulted, so a tag of the same name is never used. The
-// answer must name exactly refs/heads/<branch> and a commit with a 40-hex
-// SHA (else ErrInconsistent). Invalid names fail with ErrBranchInvalid or
-// ErrInvalidName before any request. Retry and rate-limit rules are those
-// of GetFile.
+// ResolveBranch returns the commit SHA that branch points to in b's
+// repository (for dispatch, not document reads), from GET
+// /repos/{owner}/{repo}/git/ref/heads/{branch}: a tag of the same name is
+// never used. The answer must name exactly refs/heads/<branch> and a commit
+// with a 40-hex SHA (else ErrInconsistent). Validation, retry and rate-limit
+// rules are those of GetFile.
 func (c *Client) ResolveBranch(ctx context.Context, b Binding, branch string) (commitSHA string, err error) {
 	return get(ctx, c, b, "github: resolve branch", ValidateBranch(branch),
 		"git_ref", "/git/ref/heads/"+escapeSegments(branch), "application/vnd.github+json", maxRefResponse,
@@ -46,13 +45,10 @@ func decodeRef(body []byte, branch string) (string, error) {
 }
 
 // ValidateBranch checks a branch name with the rules of
-// `git check-ref-format --branch`, made stricter: 1 to MaxBranchBytes bytes,
-// valid UTF-8, no control character (C0, DEL, C1), no space, '~', '^', ':',
-// '?', '*', '[' or '\\', no "..", "@{" or "//", no segment that starts with
-// '.' or ends with ".lock", no leading '-' or '/', no trailing '/' or '.',
-// not "@" and not "HEAD". A name starting with "refs/" is refused: callers
-// pass a plain branch name, and tags are never accepted (resolution only
-// looks under refs/heads/). The error wraps ErrBranchInvalid.
+// `git check-ref-format --branch`, made stricter as the cases below say. A
+// name starting with "refs/" is refused: callers pass a plain branch name,
+// and tags are never accepted (resolution only looks under refs/heads/).
+// The error wraps ErrBranchInvalid.
 func ValidateBranch(b string) error {
 	bad := func(why string) error { return &RuleError{Kind: ErrBranchInvalid, Rule: why} }
 	switch {

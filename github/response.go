@@ -13,7 +13,6 @@ import (
 // 1,445,000 bytes of JSON once base64-encoded in 60-character lines with each
 // newline escaped, so 1,500,000 leaves room for the metadata and no more.
 const (
-	// MaxContentsResponse bounds a contents response body, in bytes.
 	MaxContentsResponse = 1_500_000
 	maxRefResponse      = 64 << 10
 	maxMintResponse     = 256 << 10
@@ -35,12 +34,9 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 	if resp.ContentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrResponseTooLarge, resp.ContentLength, limit)
 	}
-	size := int64(bytes.MinRead)
-	if resp.ContentLength >= 0 {
-		// Room for the final zero-length read, so the buffer never grows.
-		size = resp.ContentLength + bytes.MinRead
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	// Room for the announced length (-1 when unknown) and the final
+	// zero-length read, so a buffer of the right size never grows.
+	buf := bytes.NewBuffer(make([]byte, 0, max(resp.ContentLength, 0)+bytes.MinRead))
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if int64(buf.Len()) > limit {
 		return nil, fmt.Errorf("%w: body over %d bytes", ErrResponseTooLarge, limit)

@@ -125,27 +125,14 @@ func (c *Client) dropToken(b Binding, value string) {
 	c.tokens.mu.Unlock()
 }
 
-type mintRequest struct {
-	Repositories  []string          `json:"repositories,omitempty"`
-	RepositoryIDs []int64           `json:"repository_ids,omitempty"`
-	Permissions   map[string]string `json:"permissions"`
-}
-
-type mintResponse struct {
-	Token               string            `json:"token"`
-	ExpiresAt           string            `json:"expires_at"`
-	Permissions         map[string]string `json:"permissions"`
-	RepositorySelection string            `json:"repository_selection"`
-	Repositories        []struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-	} `json:"repositories"`
-}
-
 // mint asks GitHub for an installation token scoped to b's one repository
 // with contents:read, and checks that the answer is no broader than that.
 func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
-	body := mintRequest{Permissions: map[string]string{"contents": "read"}}
+	body := struct {
+		Repositories  []string          `json:"repositories,omitempty"`
+		RepositoryIDs []int64           `json:"repository_ids,omitempty"`
+		Permissions   map[string]string `json:"permissions"`
+	}{Permissions: map[string]string{"contents": "read"}}
 	// Exactly one repository, always: an empty or absent list would mint a
 	// token for every repository of the installation.
 	switch {
@@ -176,17 +163,15 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 		return cachedToken{}, fmt.Errorf("%w: minting token: %s", ErrUnavailable, transportError(ctx, err))
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		err := checkStatus(resp, c.now())
+	if code := resp.StatusCode; code != http.StatusCreated && code != http.StatusOK {
 		// A refused mint means the App cannot reach this repository through
 		// this installation: wrong key or App ID (401), a suspended
 		// installation (403), an unknown installation (404), a repository
 		// outside it (422). Rate limits and outages keep their own codes.
-		switch resp.StatusCode {
-		case http.StatusNotFound, http.StatusUnprocessableEntity:
-			err = fmt.Errorf("%w: token mint refused with status %d", ErrForbidden, resp.StatusCode)
+		if code == http.StatusNotFound || code == http.StatusUnprocessableEntity {
+			return cachedToken{}, fmt.Errorf("%w: token mint refused with status %d", ErrForbidden, code)
 		}
-		return cachedToken{}, err
+		return cachedToken{}, checkStatus(resp, c.now())
 	}
 	raw, err := readBody(resp, maxMintResponse)
 	if err != nil {
@@ -208,7 +193,16 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 // expires_at in the future, read-only permissions, and exactly the one
 // repository asked for.
 func (c *Client) checkMint(raw []byte, b Binding) (cachedToken, error) {
-	var r mintResponse
+	var r struct {
+		Token               string            `json:"token"`
+		ExpiresAt           string            `json:"expires_at"`
+		Permissions         map[string]string `json:"permissions"`
+		RepositorySelection string            `json:"repository_selection"`
+		Repositories        []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"repositories"`
+	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return cachedToken{}, fmt.Errorf("%w: malformed token response", ErrUnavailable)
 	}
@@ -262,25 +256,16 @@ const (
 // GitHub accepts for App JWTs, so nothing here is negotiable.
 var jwtHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`))
 
-// jwtClaims are the App JWT claims. iat and exp are int64 because GitHub
-// rejects fractional times.
-type jwtClaims struct {
-	IAT int64  `json:"iat"`
-	EXP int64  `json:"exp"`
-	ISS string `json:"iss"`
-}
-
-// signAppJWT returns an RS256 JWT identifying the App: iat = now − 60 s,
-// exp = now + 5 min, iss = appID (a numeric App ID or a client ID).
-// PKCS #1 v1.5 signatures are deterministic, so no randomness is needed
-// (nil rand), which keeps the output testable against fixed vectors.
-// The result is a credential: callers never log it or put it in an error.
+// signAppJWT returns an RS256 JWT issued by appID (a numeric App ID or a
+// client ID). PKCS #1 v1.5 signatures are deterministic (nil rand), which
+// keeps the output testable against fixed vectors. The result is a
+// credential: callers never log it or put it in an error.
 func signAppJWT(key *rsa.PrivateKey, appID string, now time.Time) (string, error) {
-	claims, err := json.Marshal(jwtClaims{
-		IAT: now.Add(-jwtBackdate).Unix(),
-		EXP: now.Add(jwtLifetime).Unix(),
-		ISS: appID,
-	})
+	claims, err := json.Marshal(struct {
+		IAT int64  `json:"iat"` // whole seconds: GitHub rejects fractional times
+		EXP int64  `json:"exp"`
+		ISS string `json:"iss"`
+	}{now.Add(-jwtBackdate).Unix(), now.Add(jwtLifetime).Unix(), appID})
 	if err != nil {
 		return "", err
 	}

@@ -28,12 +28,9 @@ type RuleError struct {
 func (e *RuleError) Error() string { return e.Kind.Error() + ": " + e.Rule }
 func (e *RuleError) Unwrap() error { return e.Kind }
 
-// ValidatePath checks a document path against docs/design.md §5: relative,
-// '/'-separated, 1 to MaxPathBytes bytes, valid UTF-8, no empty, "." or ".."
-// segment (so no leading, trailing or doubled '/'), no backslash, no control
-// character (C0, DEL, C1) and no percent-escape ('%' followed by two hex
-// digits; a lone '%' is an ordinary character and is sent as "%25").
-// The error wraps ErrPathInvalid and names the rule, never the whole path.
+// ValidatePath checks a document path against docs/design.md §5, as the
+// cases below say; a lone '%' is an ordinary character, sent as "%25". The
+// error wraps ErrPathInvalid and names the rule, never the whole path.
 //
 // A valid path survives per-segment url.PathEscape and unescape unchanged,
 // and path.Clean leaves it as it is, so it cannot name another location in
@@ -110,7 +107,6 @@ func ValidateCommitSHA(s string) error {
 	return nil
 }
 
-// isSHA1Hex reports whether s is 40 lowercase hex characters.
 func isSHA1Hex(s string) bool {
 	return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == ""
 }
@@ -146,7 +142,6 @@ func hasInvisible(s string) bool {
 
 const invisible = "contains an invisible character (such as U+200B, a bidirectional mark or override, or a line separator)"
 
-// hasPercentEscape reports whether s holds '%' followed by two hex digits.
 func hasPercentEscape(s string) bool {
 	for i := 0; i+2 < len(s); i++ {
 		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {

@@ -43,33 +43,23 @@ func IsClientIDURL(id string) bool {
 // HeyAira serves (Claude Code, claude.ai, VS Code, Codex; see
 // docs/oauth.md) has one, and the draft says a client ID SHOULD NOT.
 func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
-	if len(s) > MaxClientIDURL {
-		return "", ErrClientIDURL
-	}
-	if unprintable(s, `\#@`) {
+	if len(s) > MaxClientIDURL || unprintable(s, `\#@`) {
 		return "", ErrClientIDURL
 	}
 	rest, ok := strings.CutPrefix(s, "https://")
-	if !ok {
-		return "", ErrClientIDURL
-	}
 	slash := strings.IndexAny(rest, "/?")
-	if slash < 0 || rest[slash] == '?' {
-		return "", ErrClientIDURL // no path, or a query with no path
+	if !ok || slash < 0 || rest[slash] == '?' {
+		return "", ErrClientIDURL // not https, no path, or a query with no path
 	}
 	host, path := rest[:slash], rest[slash:]
 	host, _ = strings.CutSuffix(host, ":443")
-	if host == "" || strings.ContainsAny(host, ":[]%") || !validHost(host) || strings.ToLower(host) != host {
-		return "", ErrClientIDURL
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
+	_, ipErr := netip.ParseAddr(host) // nil for an IP literal, which is refused
+	if host == "" || strings.ContainsAny(host, ":[]%") || !validHost(host) || strings.ToLower(host) != host ||
+		ipErr == nil || path == "/" {
 		return "", ErrClientIDURL
 	}
 	if strings.ContainsRune(path, '?') {
 		return "", ErrClientIDQuery
-	}
-	if path == "/" {
-		return "", ErrClientIDURL
 	}
 	for _, seg := range strings.Split(path[1:], "/") {
 		dec, err := url.PathUnescape(seg)

@@ -60,16 +60,10 @@ func ParseForm(raw string, repeatable ...string) (Form, error) {
 		if n++; n > MaxParams {
 			return nil, ErrTooManyParams
 		}
-		if strings.Contains(pair, ";") {
-			return nil, ErrMalformedForm
-		}
 		k, v, _ := strings.Cut(pair, "=")
-		key, err := url.QueryUnescape(k)
-		if err != nil || key == "" {
-			return nil, ErrMalformedForm
-		}
-		val, err := url.QueryUnescape(v)
-		if err != nil {
+		key, errKey := url.QueryUnescape(k)
+		val, errVal := url.QueryUnescape(v)
+		if strings.Contains(pair, ";") || errKey != nil || errVal != nil || key == "" {
 			return nil, ErrMalformedForm
 		}
 		if _, dup := f[key]; dup && !slices.Contains(repeatable, key) {

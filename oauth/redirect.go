@@ -67,7 +67,7 @@ func ValidateRedirectURI(s string) error {
 		return invalidRedirect("not a valid URI")
 	}
 	if scheme == "https" || scheme == "http" {
-		host, _, err := splitAuthority(rest)
+		host, err := splitAuthority(rest)
 		switch {
 		case err != nil:
 			return err
@@ -85,7 +85,7 @@ func ValidateRedirectURI(s string) error {
 		return ErrDotlessScheme
 	}
 	if strings.HasPrefix(rest, "//") {
-		if _, _, err := splitAuthority(rest); err != nil {
+		if _, err := splitAuthority(rest); err != nil {
 			return err
 		}
 	}
@@ -99,43 +99,39 @@ func validScheme(s string) bool {
 }
 
 // splitAuthority takes what follows "scheme:" and returns the host (with
-// brackets for IPv6) and the port. It requires "//", refuses user info and
-// percent signs in the authority, and checks the port.
-func splitAuthority(rest string) (host, port string, err error) {
+// brackets for IPv6). It requires "//", refuses user info and percent signs
+// in the authority, and checks the port.
+func splitAuthority(rest string) (host string, err error) {
 	if !strings.HasPrefix(rest, "//") {
-		return "", "", invalidRedirect("missing //authority")
+		return "", invalidRedirect("missing //authority")
 	}
 	auth := rest[2:]
 	if i := strings.IndexAny(auth, "/?"); i >= 0 {
 		auth = auth[:i]
 	}
 	if strings.ContainsAny(auth, "@%") {
-		return "", "", invalidRedirect("user info or percent-encoding in the authority")
+		return "", invalidRedirect("user info or percent-encoding in the authority")
 	}
-	host = auth
+	host, port := auth, ""
 	if strings.HasPrefix(auth, "[") {
 		end := strings.IndexByte(auth, ']')
 		if end < 0 {
-			return "", "", invalidRedirect("unterminated IPv6 literal")
+			return "", invalidRedirect("unterminated IPv6 literal")
 		}
 		host, port = auth[:end+1], auth[end+1:]
 	} else if i := strings.IndexByte(auth, ':'); i >= 0 {
 		host, port = auth[:i], auth[i:]
 	}
 	if port != "" {
-		if port[0] != ':' {
-			return "", "", invalidRedirect("malformed port")
-		}
-		port = port[1:]
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-			return "", "", invalidRedirect("malformed port")
+		n, err := strconv.Atoi(port[1:])
+		if port[0] != ':' || err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port[1:] {
+			return "", invalidRedirect("malformed port")
 		}
 	}
 	if !validHost(host) {
-		return "", "", invalidRedirect("malformed host")
+		return "", invalidRedirect("malformed host")
 	}
-	return host, port, nil
+	return host, nil
 }
 
 // validHost accepts a bracketed IPv6 literal or a reg-name/IPv4 of letters,
@@ -179,7 +175,7 @@ func loopbackParts(s string) (host, tail string, ok bool) {
 	if i := strings.IndexAny(rest, "/?"); i >= 0 {
 		auth, tail = rest[:i], rest[i:]
 	}
-	host, _, err := splitAuthority("//" + auth)
+	host, err := splitAuthority("//" + auth)
 	if err != nil || !isLoopbackHost(host) {
 		return "", "", false
 	}
