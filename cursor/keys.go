@@ -13,7 +13,7 @@ import (
 // line is either hex (64 or more digits; a line of hex digits only is always
 // read as hex) or base64 (standard or URL alphabet, with or without padding)
 // of at least MinKeyLen bytes. Surrounding spaces, blank lines and lines
-// starting with '#' are ignored. Key ids are described in the package doc.
+// starting with '#' are ignored.
 //
 // Errors name the line, never its contents. Checking that the file is
 // protected (mode, owner) is the caller's job: ParseKeys sees only bytes.
@@ -56,11 +56,10 @@ func parseKeyLine(line string) ([]byte, error) {
 	// are base64 characters too). A random base64 key of 32+ bytes made of
 	// hex digits only has odds below 2^-66.
 	if strings.Trim(line, "0123456789abcdefABCDEF") == "" {
-		b, err := hex.DecodeString(line)
-		if err != nil {
+		var err error
+		if k, err = hex.DecodeString(line); err != nil {
 			return nil, errors.New("odd number of hex digits")
 		}
-		k = b
 	} else {
 		for _, enc := range keyEncodings {
 			if b, err := enc.DecodeString(line); err == nil {

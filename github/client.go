@@ -59,15 +59,9 @@ type Config struct {
 // installation. It is safe for concurrent use. A nil *Client answers every
 // call with ErrUnconfigured.
 type Client struct {
+	cfg        Config   // with the defaults filled in
 	base       *url.URL // nil when the base URL is unusable
 	hc         *http.Client
-	appID      string
-	key        *rsa.PrivateKey
-	timeout    time.Duration
-	now        func() time.Time
-	log        *slog.Logger
-	onRequest  func(string, int, time.Duration)
-	onMint     func()
 	tokens     tokenCache
 	rateLimits rateLimits
 }
@@ -76,25 +70,19 @@ type Client struct {
 // key, or an unusable base URL, makes every call return ErrUnconfigured, so
 // the rest of the server keeps working without GitHub.
 func NewClient(cfg Config) *Client {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	c := &Client{
-		appID:      cfg.AppID,
-		key:        cfg.Key,
-		timeout:    cfg.Timeout,
-		now:        cfg.Now,
-		log:        cfg.Logger,
-		onRequest:  cfg.OnRequest,
-		onMint:     cfg.OnMint,
+		cfg:        cfg,
 		tokens:     tokenCache{tokens: map[tokenKey]cachedToken{}, inflight: map[tokenKey]*mintCall{}},
 		rateLimits: rateLimits{held: map[int64]*backoff{}},
-	}
-	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
 	}
 
 	if u, err := url.Parse(strings.TrimSuffix(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/")); err == nil &&
@@ -102,7 +90,7 @@ func NewClient(cfg Config) *Client {
 		u.RawQuery == "" && u.Fragment == "" && u.RawPath == "" {
 		c.base = u
 	} else {
-		c.log.Error("github: base URL refused; provider calls will fail as unconfigured")
+		cfg.Logger.Error("github: base URL refused; provider calls will fail as unconfigured")
 	}
 
 	hc := http.Client{Transport: defaultTransport()}
@@ -145,9 +133,9 @@ func (c *Client) configured(b Binding) error {
 		return fmt.Errorf("%w: no client", ErrUnconfigured)
 	case c.base == nil:
 		return fmt.Errorf("%w: unusable base URL", ErrUnconfigured)
-	case c.appID == "":
+	case c.cfg.AppID == "":
 		return ErrNoAppID
-	case c.key == nil:
+	case c.cfg.Key == nil:
 		return ErrNoAppKey
 	case b.InstallationID <= 0:
 		return ErrNoInstallation
@@ -175,13 +163,13 @@ func (c *Client) send(ctx context.Context, route string, req *http.Request, auth
 	if err == nil {
 		status, id = resp.StatusCode, resp.Header.Get("X-GitHub-Request-Id")
 	}
-	if c.onRequest != nil {
-		c.onRequest(route, status, d)
+	if c.cfg.OnRequest != nil {
+		c.cfg.OnRequest(route, status, d)
 	}
 	attrs := []any{"route", route, "status", status, "duration", d}
 	if id != "" {
 		attrs = append(attrs, "github_request_id", id[:min(len(id), 64)])
 	}
-	c.log.DebugContext(ctx, "github request", attrs...)
+	c.cfg.Logger.DebugContext(ctx, "github request", attrs...)
 	return resp, err
 }

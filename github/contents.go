@@ -68,16 +68,16 @@ func get[T any](ctx context.Context, c *Client, b Binding, op string, valid erro
 	var zero T
 	err := firstError(ValidateOwner(b.Owner), ValidateRepo(b.Repo), valid, c.configured(b))
 	if err == nil {
-		err = c.rateLimits.check(b, c.now())
+		err = c.rateLimits.check(b, c.cfg.Now())
 	}
 	if err != nil {
-		return zero, withOp(op, err)
+		return zero, fmt.Errorf("%s: %w", op, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	v, err := callOnce(ctx, c, b, route, c.repoURL(b)+suffix, accept, limit, decode)
-	if err = c.rateLimits.note(b, err, c.now()); err != nil {
-		return zero, withOp(op, err)
+	if err = c.rateLimits.note(b, err, c.cfg.Now()); err != nil {
+		return zero, fmt.Errorf("%s: %w", op, err)
 	}
 	return v, nil
 }
@@ -95,12 +95,7 @@ func callOnce[T any](ctx context.Context, c *Client, b Binding, route, u, accept
 			return zero, fmt.Errorf("%w: building request", ErrUnconfigured)
 		}
 		req.Header.Set("Accept", accept)
-		// An empty body that cannot be rewound makes the request
-		// non-replayable, so net/http does not silently resend it when a
-		// reused connection breaks before the answer: one read is exactly
-		// one request, and a reset is the caller's to retry (docs/design.md §10,
-		// §14). net/http finds it empty and sends no body.
-		req.Body = emptyBody{}
+		req.Body = emptyBody{} // the request is not replayable: see emptyBody
 		resp, err := c.send(ctx, route, req, tok)
 		if err != nil {
 			return zero, fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
@@ -110,13 +105,13 @@ func callOnce[T any](ctx context.Context, c *Client, b Binding, route, u, accept
 			// if nobody replaced it yet), mint a new one, retry once.
 			resp.Body.Close()
 			c.dropToken(b, tok)
-			c.log.WarnContext(ctx, "github token refused; minting a new one",
+			c.cfg.Logger.WarnContext(ctx, "github token refused; minting a new one",
 				"route", route, "installation", b.InstallationID)
 			continue
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return zero, checkAnswer(resp, c.now())
+			return zero, checkAnswer(resp, c.cfg.Now())
 		}
 		body, err := readBody(resp, limit)
 		if err != nil {
@@ -126,7 +121,11 @@ func callOnce[T any](ctx context.Context, c *Client, b Binding, route, u, accept
 	}
 }
 
-// emptyBody is an empty request body that net/http cannot rewind.
+// emptyBody is an empty request body that net/http cannot rewind, so it
+// does not silently resend a request when a reused connection breaks before
+// the answer: one read is exactly one request, and a reset is the caller's
+// to retry (docs/design.md §10, §14). net/http finds it empty and sends no
+// body.
 type emptyBody struct{}
 
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }

@@ -102,12 +102,6 @@ func (e *RateLimitError) Error() string {
 
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
-// withOp prefixes an error of this package, which carries only fixed,
-// secret-free details, with an operation.
-func withOp(op string, err error) error {
-	return fmt.Errorf("%s: %w", op, err)
-}
-
 // transportError describes a failed round trip without its text, which can
 // hold the URL. Callers wrap the result in ErrUnavailable.
 func transportError(ctx context.Context, err error) string {

@@ -16,17 +16,15 @@ const (
 	maxPEMSize = 64 << 10
 )
 
-// ParseAppKey parses a GitHub App private key: exactly one PEM block of type
-// "RSA PRIVATE KEY" (PKCS#1, what GitHub hands out) or "PRIVATE KEY"
-// (PKCS#8) holding an RSA key of 2048 to 8192 bits, with nothing but
-// whitespace around it. It refuses encrypted keys (PEM headers such as
-// Proc-Type, or "ENCRYPTED PRIVATE KEY"), OpenSSH keys, non-RSA keys, several
-// blocks and trailing or leading text, because each of those means the file
-// is not what the operator thinks it is.
+// ParseAppKey parses a GitHub App private key: exactly one unencrypted PEM
+// block of type "RSA PRIVATE KEY" (PKCS#1, what GitHub hands out) or
+// "PRIVATE KEY" (PKCS#8) holding an RSA key of 2048 to 8192 bits, with
+// nothing but whitespace around it. Anything else is refused, because it
+// means the file is not what the operator thinks it is.
 //
 // Errors wrap ErrUnconfigured and describe the problem without quoting the
-// input. The caller checks that the file is protected (docs/design.md §3) before
-// reading it; this function sees only bytes.
+// input. The caller checks that the file is protected (docs/design.md §3)
+// before reading it; this function sees only bytes.
 func ParseAppKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("github: app key: %w: %s", ErrUnconfigured, why)

@@ -66,7 +66,7 @@ func keyFor(b Binding) tokenKey {
 func (c *Client) token(ctx context.Context, b Binding) (value string, fresh bool, err error) {
 	key := keyFor(b)
 	c.tokens.mu.Lock()
-	if t, ok := c.tokens.tokens[key]; ok && c.now().Before(t.refreshAt) {
+	if t, ok := c.tokens.tokens[key]; ok && c.cfg.Now().Before(t.refreshAt) {
 		c.tokens.mu.Unlock()
 		return t.value, false, nil
 	}
@@ -89,13 +89,13 @@ func (c *Client) token(ctx context.Context, b Binding) (value string, fresh bool
 }
 
 func (c *Client) runMint(ctx context.Context, key tokenKey, b Binding, call *mintCall) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	tok, err := c.mint(ctx, b)
 	c.tokens.mu.Lock()
-	if err == nil && c.now().Before(tok.refreshAt) {
+	if err == nil && c.cfg.Now().Before(tok.refreshAt) {
 		if len(c.tokens.tokens) >= maxCachedTokens {
-			c.tokens.evictExpired(c.now())
+			c.tokens.evictExpired(c.cfg.Now())
 		}
 		c.tokens.tokens[key] = tok
 	}
@@ -147,7 +147,7 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 	if err != nil {
 		return cachedToken{}, fmt.Errorf("%w: encoding mint request", ErrUnavailable)
 	}
-	jwt, err := signAppJWT(c.key, c.appID, c.now())
+	jwt, err := signAppJWT(c.cfg.Key, c.cfg.AppID, c.cfg.Now())
 	if err != nil {
 		return cachedToken{}, fmt.Errorf("%w: signing App JWT failed", ErrUnconfigured)
 	}
@@ -171,7 +171,7 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 		if code == http.StatusNotFound || code == http.StatusUnprocessableEntity {
 			return cachedToken{}, fmt.Errorf("%w: token mint refused with status %d", ErrForbidden, code)
 		}
-		return cachedToken{}, checkStatus(resp, c.now())
+		return cachedToken{}, checkStatus(resp, c.cfg.Now())
 	}
 	raw, err := readBody(resp, maxMintResponse)
 	if err != nil {
@@ -181,10 +181,10 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 	if err != nil {
 		return cachedToken{}, err
 	}
-	if c.onMint != nil {
-		c.onMint()
+	if c.cfg.OnMint != nil {
+		c.cfg.OnMint()
 	}
-	c.log.InfoContext(ctx, "github token minted", "installation", b.InstallationID,
+	c.cfg.Logger.InfoContext(ctx, "github token minted", "installation", b.InstallationID,
 		"owner", b.Owner, "repo", b.Repo, "expires_at", tok.expiresAt)
 	return tok, nil
 }
@@ -210,7 +210,7 @@ func (c *Client) checkMint(raw []byte, b Binding) (cachedToken, error) {
 		return cachedToken{}, fmt.Errorf("%w: token response without a usable token", ErrInconsistent)
 	}
 	exp, err := time.Parse(time.RFC3339, r.ExpiresAt)
-	now := c.now()
+	now := c.cfg.Now()
 	if err != nil || !exp.After(now) {
 		return cachedToken{}, fmt.Errorf("%w: token response with a bad expires_at", ErrInconsistent)
 	}

@@ -34,11 +34,9 @@ func IsClientIDURL(id string) bool {
 //
 // Accepted: "https://" + an allowed host (exact, lower case, not an IP
 // literal) + an optional ":443" + a path of at least one non-empty segment,
-// none of them "." or ".." even after percent-decoding, in printable ASCII.
-// Refused: anything longer than MaxClientIDURL, an "@" anywhere (userinfo,
-// and in a path too, where no client needs one, so that no URL parser can
-// disagree about where the host ends), a fragment, a query, a backslash,
-// whitespace or control characters, another port.
+// none of them "." or ".." even after percent-decoding, in printable ASCII;
+// nothing else. An "@" is refused anywhere, in a path too, where no client
+// needs one, so that no URL parser can disagree about where the host ends.
 // A query is refused because none of the published documents of the clients
 // HeyAira serves (Claude Code, claude.ai, VS Code, Codex; see
 // docs/oauth.md) has one, and the draft says a client ID SHOULD NOT.

@@ -47,16 +47,14 @@ func invalidRedirect(reason string) error {
 // "javascript:" blocklist bypasses of workers-oauth-provider#97, the
 // "localhost%25@evil" trick of zitadel#12559).
 func ValidateRedirectURI(s string) error {
-	if s == "" {
+	switch {
+	case s == "":
 		return invalidRedirect("empty")
-	}
-	if len(s) > MaxRedirectURILen {
+	case len(s) > MaxRedirectURILen:
 		return invalidRedirect(fmt.Sprintf("longer than %d bytes", MaxRedirectURILen))
-	}
-	if unprintable(s, "") {
+	case unprintable(s, ""):
 		return invalidRedirect("contains a space, control or non-ASCII character")
-	}
-	if strings.ContainsAny(s, "#\\") {
+	case strings.ContainsAny(s, "#\\"):
 		return invalidRedirect("contains a fragment or backslash")
 	}
 	scheme, rest, ok := strings.Cut(s, ":")
@@ -78,16 +76,14 @@ func ValidateRedirectURI(s string) error {
 		}
 		return nil
 	}
-	if dangerousSchemes[scheme] {
+	switch {
+	case dangerousSchemes[scheme]:
 		return invalidRedirect("scheme " + scheme + " is never a redirect target")
-	}
-	if !strings.Contains(scheme, ".") {
+	case !strings.Contains(scheme, "."):
 		return ErrDotlessScheme
-	}
-	if strings.HasPrefix(rest, "//") {
-		if _, err := splitAuthority(rest); err != nil {
-			return err
-		}
+	case strings.HasPrefix(rest, "//"):
+		_, err := splitAuthority(rest)
+		return err
 	}
 	return nil
 }

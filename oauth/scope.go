@@ -82,11 +82,8 @@ func splitScope(s string) (known, unknown []string, err error) {
 		if tok == "" {
 			continue // tolerate repeated spaces
 		}
-		for i := 0; i < len(tok); i++ {
-			// scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-			if c := tok[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-				return nil, nil, ErrInvalidScope
-			}
+		if unprintable(tok, `"\`) { // scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+			return nil, nil, ErrInvalidScope
 		}
 		if Descriptions[tok] == "" {
 			unknown = append(unknown, tok)
