@@ -97,9 +97,9 @@ func NewClient(cfg Config) *Client {
 	if cfg.HTTP != nil {
 		hc = *cfg.HTTP // a copy: the caller's client is not modified
 	}
-	// The 3xx itself comes back and becomes ErrRedirectRejected. Following
-	// it could carry the request (and, with a token-injecting transport, the
-	// token) to another host.
+	// No redirect is followed: the 3xx comes back as ErrRedirectRejected.
+	// Following it could carry the request (and, with a token-injecting
+	// transport, the token) to another host.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.hc = &hc
 	return c

@@ -120,7 +120,7 @@ func isHex(c byte) bool {
 }
 
 // hasControl reports whether s holds a C0, DEL or C1 control character.
-func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
+func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
 
 // hasInvisible reports whether s holds a character that changes how a path
 // or branch reads in a listing, an audit line or an agent's bootstrap
@@ -129,15 +129,10 @@ func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) 
 // the line and paragraph separators. The zero-width joiner and non-joiner
 // (U+200C, U+200D) stay allowed: Persian, Indic scripts and emoji need them.
 func hasInvisible(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool {
-		switch {
-		case r == 0x061c, r == 0x200b, r == 0x200e, r == 0x200f, r == 0xfeff, r == 0x2028, r == 0x2029:
-			return true
-		case r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069:
-			return true
-		}
-		return false
-	}) >= 0
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return r == 0x061c || r == 0x200b || r == 0x200e || r == 0x200f || r == 0xfeff || r == 0x2028 || r == 0x2029 ||
+			r >= 0x202a && r <= 0x202e || r >= 0x2060 && r <= 0x2064 || r >= 0x2066 && r <= 0x2069
+	})
 }
 
 const invisible = "contains an invisible character (such as U+200B, a bidirectional mark or override, or a line separator)"

@@ -41,11 +41,8 @@ var ErrInvalidScope = errors.New("oauth: invalid scope")
 // scopes only. Repeats collapse; the result is in Supported order. An empty
 // string gives an empty list.
 func ParseScope(s string) ([]string, error) {
-	known, unknown, err := splitScope(s)
-	if err != nil {
-		return nil, err
-	}
-	if len(unknown) > 0 {
+	known, unknown, ok := splitScope(s)
+	if !ok || unknown {
 		return nil, ErrInvalidScope
 	}
 	return known, nil
@@ -63,19 +60,18 @@ func ParseRequestedScope(s string) ([]string, error) {
 	if strings.Trim(s, " ") == "" {
 		return append([]string(nil), Supported...), nil
 	}
-	known, _, err := splitScope(s)
-	if err != nil {
-		return nil, err
-	}
-	if len(known) == 0 {
+	known, _, ok := splitScope(s)
+	if !ok || len(known) == 0 {
 		return nil, ErrInvalidScope
 	}
 	return known, nil
 }
 
-func splitScope(s string) (known, unknown []string, err error) {
+// splitScope returns the known scopes of s in Supported order and whether s
+// names an unknown one; ok is false when s is malformed.
+func splitScope(s string) (known []string, unknown, ok bool) {
 	if len(s) > MaxScopeLen {
-		return nil, nil, ErrInvalidScope
+		return nil, false, false
 	}
 	seen := map[string]bool{}
 	for _, tok := range strings.Split(s, " ") {
@@ -83,15 +79,15 @@ func splitScope(s string) (known, unknown []string, err error) {
 			continue // tolerate repeated spaces
 		}
 		if unprintable(tok, `"\`) { // scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-			return nil, nil, ErrInvalidScope
+			return nil, false, false
 		}
 		if Descriptions[tok] == "" {
-			unknown = append(unknown, tok)
+			unknown = true
 			continue
 		}
 		seen[tok] = true
 	}
-	return inOrder(nil, seen), unknown, nil
+	return inOrder(nil, seen), unknown, true
 }
 
 // Canonical returns the known scopes of list, without repeats, in Supported order.
