@@ -23,19 +23,14 @@ import (
 // lists hosts in HEYAIRA_CIMD_HOSTS.
 
 // Outbound fetch limits. A URL never seen before is fetched from its
-// host's budget: a flood of /authorize requests with made-up URLs costs at
-// most cimdHostBurst fetches per host, then one every six seconds. Each
-// client network (clientNetwork: an IPv4 address or an IPv6 /64) may spend
-// only its share of a host's budget, cimdNetworkBurst and then one a
-// minute, and each wide network (wideNetwork: an IPv4 /24 or an IPv6 /48)
-// cimdWideBurst and then one every 30 s, so that one network, or one
-// provider's block of them, cannot spend the budget that a new client of the
-// host needs for its first fetch: spending a host's burst takes 2 wide
-// networks (4 networks), keeping it spent 5 (10). A URL
-// with a stored document is refetched from a budget of its own, which only
-// requests naming that URL spend (and only once the document is stale), so
-// made-up URLs on the same host cannot keep its users out. In flight,
-// cimdMaxInFlight fetches server-wide.
+// host's budget, so a flood of /authorize requests with made-up URLs costs
+// each host a bounded number of fetches. Each client network (clientNetwork)
+// and wide network (wideNetwork) may spend only its share of that budget,
+// so that one network, or one provider's block of them, cannot spend what a
+// new client of the host needs for its first fetch. A URL with a stored
+// document is refetched from a budget of its own, which only requests
+// naming that URL spend (once the document is stale), so made-up URLs on
+// the same host cannot keep its users out.
 const (
 	cimdHostRate     = 1.0 / 6 // per second
 	cimdHostBurst    = 10
@@ -46,17 +41,15 @@ const (
 	cimdURLRate      = 1.0 / 60
 	cimdURLBurst     = 3
 	cimdMaxInFlight  = 4
-)
 
-// cimdStaleFor is how long past its freshness a stored document is still
-// used while its refetch is throttled or fails for a reason that may pass
-// (a timeout, a refused connection, a 5xx or 429 from the host): RFC
-// 5861's stale-if-error. A day outlasts an outage of the client's host or
-// a flood of its URL, and bounds how long a document that its publisher
-// changed can outlive the change while the publisher's host does not
-// answer. A document the host now refuses (404, invalid, redirected) is
-// not used.
-const cimdStaleFor = 24 * time.Hour
+	// cimdStaleFor is how long past its freshness a stored document is
+	// still used while its refetch is throttled or fails for a reason that
+	// may pass (fetched.transient): RFC 5861's stale-if-error. A day outlasts
+	// an outage of the client's host or a flood of its URL, and bounds how
+	// long a changed document can outlive the change. A document the host
+	// now refuses (404, invalid, redirected) is not used.
+	cimdStaleFor = 24 * time.Hour
+)
 
 // CIMD resolves client ID metadata documents. A nil *CIMD in Config means
 // the feature is off.
@@ -66,19 +59,18 @@ type CIMD struct {
 	perHost *rateLimiter
 	perURL  *rateLimiter
 	slots   chan struct{}
-	// A network's and a wide network's shares of each host's budget for
-	// never-seen URLs, keyed by "network host"; newMu makes the check of
-	// the three buckets and their charge one step.
+	// Shares of each host's budget for never-seen URLs, keyed by
+	// "network host"; newMu makes checking and charging the three buckets
+	// one step.
 	perNetwork *rateLimiter
 	perWide    *rateLimiter
 	newMu      sync.Mutex
 }
 
 // NewCIMD returns a resolver for documents on the given exact hostnames,
-// or nil when there are none. dial and roots are for tests, which serve
-// documents from a local TLS stand-in: production passes nil for both, and
-// gets a dialer whose Control hook refuses every internal address and the
-// system's root certificates.
+// or nil when there are none. dial and roots are for tests (a local TLS
+// stand-in); production passes nil for both: the dialer that refuses every
+// internal address (checkDialAddr) and the system's root certificates.
 func NewCIMD(hosts []string, dial func(ctx context.Context, network, addr string) (net.Conn, error),
 	roots *x509.CertPool) (*CIMD, error) {
 	return newCIMD(hosts, dial, roots, cimdFetchTimeout)
@@ -137,10 +129,9 @@ func (c *CIMD) allowNew(host string, from cimdCaller, now time.Time) (time.Durat
 
 // resolve returns the client for a document URL: the stored row while it
 // is fresh, else a new fetch, validated and saved. Failures are never
-// stored, so the next authorization fetches again; while a stored row is
-// within cimdStaleFor of its freshness, a throttled or transiently failed
-// refetch serves it instead (stale is then true). A never-seen URL is
-// fetched from the caller's shares of its host's budget (allowNew).
+// stored, so the next authorization fetches again; within cimdStaleFor, a
+// throttled or transiently failed refetch serves the stored row instead
+// (stale is then true).
 func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string, from cimdCaller) (row store.CIMDClient, stale bool, fail *cimdFailure) {
 	host, err := oauth.CheckClientIDURL(url, c.hosts)
 	if err != nil {
@@ -188,8 +179,7 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		return store.CIMDClient{}, false, &cimdFailure{reason: reason}
 	}
 	saved, err := st.SaveCIMDClient(ctx, store.CIMDClient{
-		Client: store.Client{Name: doc.name, RedirectURIs: doc.redirectURIs, GrantTypes: doc.grantTypes},
-		URL:    url, FetchedAt: now, FreshUntil: now.Add(cimdFreshFor(f.cacheControl)),
+		Client: doc, URL: url, FetchedAt: now, FreshUntil: now.Add(cimdFreshFor(f.cacheControl)),
 	})
 	if err != nil {
 		return orStale(&cimdFailure{reason: cimdStoreFailed, err: err}, true)
@@ -211,11 +201,10 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	}
 	addLog(r.Context(), slog.String("code", fail.reason))
 	// The host is one the operator listed (or "" when the URL failed the
-	// gate), never text of the document.
+	// gate): the log and the page name it and the reason, never text of the
+	// document.
 	host, _ := oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
 	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
-		// What the administrator needs to act on: the host and the reason,
-		// never the document.
 		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", requestID(r.Context()),
 			"host", host, "reason", fail.reason, "status", fail.status)
 	}

@@ -22,24 +22,22 @@ import (
 // host; this file makes sure the connection cannot reach anything else.
 
 const (
-	cimdMaxBody      = 5 * 1024 // the draft's recommended maximum (§6.6)
-	cimdFetchTimeout = 10 * time.Second
-)
-
-// Stable reasons a fetch fails, as for cimd_document.go.
-const (
-	cimdRedirect        = "cimd_redirect_refused"
-	cimdTooLarge        = "cimd_document_too_large"
-	cimdTimeout         = "cimd_fetch_timeout"
-	cimdForbiddenAddr   = "cimd_address_forbidden"
-	cimdBadStatus       = "cimd_fetch_status"
-	cimdBadContentType  = "cimd_content_type"
-	cimdFetchFailed     = "cimd_fetch_failed"
-	cimdRateLimited     = "cimd_rate_limited"
-	cimdStoreFailed     = "cimd_unavailable"
-	cimdUserAgent       = "HeyAira-CIMD/1"
-	cimdMaxHeaderBytes  = 16 << 10
+	cimdMaxBody         = 5 * 1024 // the draft's recommended maximum (§6.6)
+	cimdFetchTimeout    = 10 * time.Second
 	cimdResponseTimeout = 5 * time.Second
+	cimdMaxHeaderBytes  = 16 << 10
+	cimdUserAgent       = "HeyAira-CIMD/1"
+
+	// Stable reasons a fetch fails, as for cimd_document.go.
+	cimdRedirect       = "cimd_redirect_refused"
+	cimdTooLarge       = "cimd_document_too_large"
+	cimdTimeout        = "cimd_fetch_timeout"
+	cimdForbiddenAddr  = "cimd_address_forbidden"
+	cimdBadStatus      = "cimd_fetch_status"
+	cimdBadContentType = "cimd_content_type"
+	cimdFetchFailed    = "cimd_fetch_failed"
+	cimdRateLimited    = "cimd_rate_limited"
+	cimdStoreFailed    = "cimd_unavailable"
 )
 
 var (

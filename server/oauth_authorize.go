@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,15 +15,14 @@ import (
 
 // handleAuthorize serves GET /oauth/authorize (RFC 6749 §4.1.1 with PKCE).
 //
-// Check order: the client and redirect URI are validated first, and until
-// both are, every error is a 400 page with no Location header, so the
-// endpoint can never redirect to an unregistered URI (RFC 9700 §4.11.2).
-// After that, an error is still a 400 page, now naming the client and its
-// redirect host, with the error redirect (error, state, iss) as a link the
-// user may follow: nothing redirects before the user has acted, because
-// anyone can register a client (no open redirect). Then the browser must
-// have a session (else it is sent to sign in, and comes back here); then the
-// request is stored server-side and the consent page is shown. Nothing is
+// Check order: the client and redirect URI first; until both are valid,
+// every error is a 400 page with no Location header, so the endpoint never
+// redirects to an unregistered URI (RFC 9700 §4.11.2). After that an error
+// is a 400 page naming the client and its redirect host, with the error
+// redirect (error, state, iss) as a link: nothing redirects before the user
+// has acted, because anyone can register a client (no open redirect). Then
+// the browser must have a session (else it signs in and comes back); then
+// the request is stored server-side and the consent page shown. Nothing is
 // granted on a GET.
 func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -45,14 +45,11 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		// A NUL or invalid UTF-8 cannot be stored, and no client sends a
 		// control character in state (RFC 6749 Appendix A.5 allows printable
 		// ASCII; other printable UTF-8 is kept and returned as sent).
-		if !utf8.ValidString(state) || strings.IndexFunc(state, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		if !utf8.ValidString(state) || strings.ContainsFunc(state, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			writeMessage(w, http.StatusBadRequest, "Invalid authorization request",
 				"The state parameter holds a control character or is not valid UTF-8.")
 			return
 		}
-		// From here on the redirect URI is one the client registered, but
-		// the user has done nothing yet: an error is a page with a link
-		// back, never an automatic redirect (docs/oauth.md).
 		fail := func(code, desc string) {
 			addLog(r.Context(), slog.String("code", code))
 			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
@@ -95,8 +92,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			return
 		}
 		if !ok {
-			// The browser comes back to this very URL after sign-in. Only a
-			// path on this server is kept, never anything the client chose.
+			// The browser comes back to this very URL after sign-in.
 			if uri := r.URL.RequestURI(); len(uri) <= maxPendingURI {
 				setCookie(w, cfg, cookiePending, pendingValue(uri), pendingTTL)
 			}
@@ -205,4 +201,43 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 // browser, even one signed in as someone else.
 func requestHash(sessionToken, handle string) []byte {
 	return oauth.Hash(oauth.MAC(sessionToken, labelRequest, handle))
+}
+
+// stepUp tells a step-up from a first request, given the principal's
+// projects, its active grants to this client (by project) and the requested
+// scopes. When some granted project lacks a requested scope, it returns
+// what is new and narrows the project choice to those projects: that is the
+// grant the client comes back to widen. Otherwise it returns nil and the
+// projects unchanged.
+func stepUp(projects []store.Project, grants map[string][]string, requested []string) (*oauth.StepUp, []store.Project) {
+	var lacking []store.Project
+	var newScopes []string
+	for _, p := range projects {
+		granted, ok := grants[p.ID]
+		if !ok {
+			continue
+		}
+		have := func(s string) bool { return slices.Contains(granted, s) }
+		missing := slices.DeleteFunc(slices.Clone(requested), have)
+		if len(missing) == 0 {
+			continue
+		}
+		lacking = append(lacking, p)
+		newScopes = append(newScopes, missing...)
+	}
+	if len(lacking) == 0 {
+		return nil, projects
+	}
+	s := &oauth.StepUp{}
+	if len(lacking) == 1 {
+		s.Project = lacking[0].Name
+	}
+	for _, sc := range oauth.Canonical(newScopes) {
+		if sc == oauth.DocumentsRead {
+			s.Documents = true
+			continue
+		}
+		s.Others = append(s.Others, oauth.Descriptions[sc])
+	}
+	return s, lacking
 }

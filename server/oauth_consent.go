@@ -15,19 +15,18 @@ import (
 // (a principal_id, a redirect_uri, a client_id) is tampering.
 var consentFields = []string{"request", "csrf", "decision", "project", "scope"}
 
-// handleConsent serves POST /oauth/authorize: the principal's answer.
+// handleConsent serves POST /oauth/authorize: the principal's answer, a 303
+// to the client's redirect URI.
 //
 // Check order: form → session → CSRF token (an HMAC of the request handle
-// under the session secret, so a token from another session, or for
-// another request, fails) → decision. The client, redirect URI, PKCE
-// challenge, resource and state are re-read from the stored request, which
-// is bound to this session; the principal comes from the session; the
-// project must be one of the principal's and the scopes among those
-// requested. Nothing on the form is trusted. The answer is a 303 to the
-// client's redirect URI. The step-up page's decisions approve_documents
-// (approve, documents:read included: the button names it) and
-// deny_documents (access_denied, saying document reading stays off) are the
-// same answers with their own wording (docs/oauth.md, "Step-up").
+// under the session secret, so a token from another session or request
+// fails) → decision. Nothing on the form is trusted: client, redirect URI,
+// PKCE challenge, resource and state come from the stored request, bound to
+// this session; the principal from the session; the project must be the
+// principal's and the scopes among those requested. The step-up page's
+// approve_documents (documents:read included: the button names it) and
+// deny_documents are approve and deny with their own wording
+// (docs/oauth.md, "Step-up").
 func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r, "scope")
@@ -84,8 +83,8 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 		case "approve", "approve_documents":
 			scopes := form.All("scope")
 			if decision == "approve_documents" && !slices.Contains(scopes, oauth.DocumentsRead) {
-				// The step-up page's own button for document reading: pressing
-				// it is the explicit approval of documents:read.
+				// Pressing the button that names document reading is the
+				// explicit approval of documents:read.
 				scopes = append(scopes, oauth.DocumentsRead)
 			}
 			if len(scopes) == 0 {

@@ -16,36 +16,26 @@ import (
 	"heyaira/store"
 )
 
-// This file holds what the OAuth and sign-in handlers share: lifetimes,
-// cookies, page and JSON responses, strict form reading, redirects back to
-// clients, and the session lookup.
-
-// Lifetimes of the authorization server's secrets (docs/oauth.md).
 const (
+	// Lifetimes of the authorization server's secrets (docs/oauth.md).
 	codeTTL          = 10 * time.Minute    // OAuth 2.1 §4.1.2: at most 10 minutes
 	accessTTL        = time.Hour           // docs/design.md §8
 	refreshFamilyTTL = 30 * 24 * time.Hour // absolute: rotation never extends it
 	requestTTL       = 15 * time.Minute    // a consent page left open longer must be restarted
 	pendingTTL       = 15 * time.Minute    // the sign-in link's own lifetime
-)
 
-// Body bounds.
-const (
+	// Body bounds.
 	maxOAuthForm    = 16 << 10
 	maxRegisterBody = 128 << 10
 	maxState        = 1024
 	maxPendingURI   = 3000
-)
 
-// Cookie base names; cookieName adds the __Host- prefix on https.
-const (
+	// Cookie base names; cookieName adds the __Host- prefix on https.
 	cookieSession    = "heyaira_session"
 	cookieSigninCSRF = "heyaira_signin_csrf"
 	cookiePending    = "heyaira_pending"
-)
 
-// Labels that keep the MAC-derived tokens of different uses apart.
-const (
+	// Labels that keep the MAC-derived tokens of different uses apart.
 	labelConsentCSRF = "heyaira consent csrf v1"
 	labelRequest     = "heyaira consent request v1"
 	labelSigninCSRF  = "heyaira signin csrf v1"
@@ -71,7 +61,7 @@ func setCookie(w http.ResponseWriter, cfg *Config, base, value string, ttl time.
 		MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secureCookies(cfg), SameSite: http.SameSiteLaxMode})
 }
 
-// clearCookie is setCookie with MaxAge -1: the browser deletes it.
+// clearCookie makes the browser delete the cookie.
 func clearCookie(w http.ResponseWriter, cfg *Config, base string) {
 	setCookie(w, cfg, base, "", -time.Second)
 }
@@ -212,12 +202,11 @@ func redirect303(w http.ResponseWriter, location string) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// canonicalResource checks an RFC 8707 resource parameter. Absent means this
-// server's resource. Otherwise it must name this server's resource; the
-// scheme and host are compared case-insensitively and one trailing slash is
-// tolerated (the MCP spec asks resource servers to accept those variants),
-// and the canonical form is what gets stored, so every token's audience is
-// exactly cfg.resource().
+// canonicalResource checks an RFC 8707 resource parameter: absent, or this
+// server's resource, with scheme and host in any case and one trailing slash
+// tolerated (variants the MCP spec asks resource servers to accept). It
+// returns the canonical form, so every token's audience is exactly
+// cfg.resource().
 func canonicalResource(cfg *Config, s string) (string, bool) {
 	want := cfg.resource()
 	if s == "" || s == want {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,14 +18,11 @@ import (
 )
 
 // Dynamic client registration limits (OA-17), each a bucket: per network
-// (an IPv4 address or an IPv6 /64), per wide network (an IPv4 /24 or an
-// IPv6 /48), and for the whole server, so that row growth stays bounded
-// whatever the addresses. The server-wide bucket is large because a
-// registration is cheap (a row that is purged after a day unless a person
-// authorizes it) and its only harm when spent is to everyone: one wide
-// network can take at most registerWideBurst of it and then 10 a minute,
-// so it takes 25 of them to spend the burst and 12 to keep it spent. At
-// its rate it admits at most 172,800 rows a day.
+// (clientNetwork), per wide network (wideNetwork), and for the whole
+// server, so that row growth stays bounded whatever the addresses. The
+// server-wide bucket is large because a registration is cheap (a row purged
+// after a day unless a person authorizes it) and its only harm when spent
+// is to everyone, so it must take many wide networks to spend it.
 const (
 	registerPerIPRate   = 10.0 / 60 // per second
 	registerPerIPBurst  = 20
@@ -35,8 +33,6 @@ const (
 	maxClientName       = 200 // bytes, as schema.sql's CHECK
 )
 
-// registrationLimiter bounds DCR per network, per wide network and
-// server-wide.
 type registrationLimiter struct {
 	perIP, wide, global *rateLimiter
 }
@@ -83,12 +79,11 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegisterBody))
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				writeOAuthError(w, http.StatusRequestEntityTooLarge, oauth.ErrCodeInvalidClientMetadata, "request body too large")
-				return
+			status, desc := http.StatusBadRequest, "request body unreadable"
+			if errors.As(err, new(*http.MaxBytesError)) {
+				status, desc = http.StatusRequestEntityTooLarge, "request body too large"
 			}
-			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidClientMetadata, "request body unreadable")
+			writeOAuthError(w, status, oauth.ErrCodeInvalidClientMetadata, desc)
 			return
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -109,7 +104,7 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")
 			return
 		}
-		c, err := st.RegisterClient(r.Context(), md.name, md.redirectURIs, md.grantTypes)
+		c, err := st.RegisterClient(r.Context(), md.Name, md.RedirectURIs, md.GrantTypes)
 		if err != nil {
 			logger.ErrorContext(r.Context(), "client registration failed", "req_id", requestID(r.Context()), "err", err)
 			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "registration failed; retry later")
@@ -124,42 +119,34 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 	}))
 }
 
-type clientMetadata struct {
-	name         string
-	redirectURIs []string
-	grantTypes   []string
-}
-
 // parseClientMetadata validates a registration request. Redirect URIs
 // follow oauth.ValidateRedirectURI; a private-use scheme without a dot
 // (Cursor's cursor://…) is dropped when another URI is acceptable and
 // refused when it is the only one, while any other bad URI fails the whole
 // request (docs/oauth.md).
-func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
-	bad := func(code, msg string) (clientMetadata, *oauth.Error) {
-		return clientMetadata{}, oauth.NewError(code, msg)
+func parseClientMetadata(body []byte) (store.Client, *oauth.Error) {
+	bad := func(msg string) (store.Client, *oauth.Error) {
+		return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClientMetadata, msg)
 	}
 	if err := checkJSON(body); err != nil {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be one JSON object without duplicate keys")
+		return bad("body must be one JSON object without duplicate keys")
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "body must be a JSON object")
+		return bad("body must be a JSON object")
 	}
-	var md clientMetadata
+	var md store.Client
 	var uris, grants, responses []string
 	var method string
-	if !metadataFields(raw, map[string]any{"redirect_uris": &uris, "client_name": &md.name,
+	if !metadataFields(raw, map[string]any{"redirect_uris": &uris, "client_name": &md.Name,
 		"grant_types": &grants, "response_types": &responses, "token_endpoint_auth_method": &method}) {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "a metadata field has the wrong type")
+		return bad("a metadata field has the wrong type")
 	}
 	if method != "" && method != "none" {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "only public clients are supported: token_endpoint_auth_method must be none")
+		return bad("only public clients are supported: token_endpoint_auth_method must be none")
 	}
-	for _, rt := range responses {
-		if rt != "code" {
-			return bad(oauth.ErrCodeInvalidClientMetadata, "response_types may only contain code")
-		}
+	if slices.ContainsFunc(responses, func(rt string) bool { return rt != "code" }) {
+		return bad("response_types may only contain code")
 	}
 	if len(grants) == 0 {
 		// RFC 7591's default is authorization_code alone; we add refresh_token
@@ -167,26 +154,24 @@ func parseClientMetadata(body []byte) (clientMetadata, *oauth.Error) {
 		// still expect to refresh (RFC 7591 §3.2.1 lets the server replace values).
 		grants = []string{"authorization_code", "refresh_token"}
 	}
-	seenGrant := map[string]bool{}
 	for _, g := range grants {
 		if g != "authorization_code" && g != "refresh_token" {
-			return bad(oauth.ErrCodeInvalidClientMetadata, "grant_types may only contain authorization_code and refresh_token")
+			return bad("grant_types may only contain authorization_code and refresh_token")
 		}
-		if !seenGrant[g] {
-			seenGrant[g] = true
-			md.grantTypes = append(md.grantTypes, g)
+		if !slices.Contains(md.GrantTypes, g) {
+			md.GrantTypes = append(md.GrantTypes, g)
 		}
 	}
-	if !seenGrant["authorization_code"] {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "grant_types must contain authorization_code")
+	if !slices.Contains(md.GrantTypes, "authorization_code") {
+		return bad("grant_types must contain authorization_code")
 	}
-	if !utf8.ValidString(md.name) || len(md.name) > maxClientName {
-		return bad(oauth.ErrCodeInvalidClientMetadata, "client_name must be valid UTF-8 of at most 200 bytes")
+	if !utf8.ValidString(md.Name) || len(md.Name) > maxClientName {
+		return bad("client_name must be valid UTF-8 of at most 200 bytes")
 	}
-	md.name = oauth.CleanName(md.name)
+	md.Name = oauth.CleanName(md.Name)
 	var oerr *oauth.Error
-	if md.redirectURIs, oerr = keepRedirectURIs(uris); oerr != nil {
-		return clientMetadata{}, oerr
+	if md.RedirectURIs, oerr = keepRedirectURIs(uris); oerr != nil {
+		return store.Client{}, oerr
 	}
 	return md, nil
 }

@@ -24,8 +24,7 @@ type tokenResponse struct {
 }
 
 // handleToken serves POST /oauth/token: authorization_code (PKCE S256 only)
-// and refresh_token (rotating). Every response, success or error, carries
-// Cache-Control: no-store.
+// and refresh_token (rotating).
 //
 // Check order: form → client (public: client_id in the body, or HTTP Basic
 // with an empty password) → grant type → request syntax → the store's
@@ -85,14 +84,13 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 }
 
 // tokenRefusal charges a refused token request through the gate
-// (refusals.go): a made-up code or refresh token, or a request that names
-// none, to the caller's network; a code or refresh token the server issued
-// (used, rotated, expired, revoked) to that secret alone. A spent bucket
-// turns the refusal into 429 temporarily_unavailable with Retry-After, an
-// RFC 6749 code that OAuth libraries know. A valid grant is checked and
-// served whatever the buckets hold. Guessing a 256-bit secret is hopeless
-// anyway: the limit bounds the load a stream of garbage puts on the
-// database.
+// (refusals.go): a made-up code or refresh token, or none, to the caller's
+// network; one the server issued (used, rotated, expired, revoked) to that
+// secret alone. A spent bucket turns the refusal into 429
+// temporarily_unavailable (an RFC 6749 code OAuth libraries know) with
+// Retry-After. A valid grant is served whatever the buckets hold: guessing
+// a 256-bit secret is hopeless, the limit bounds the database load of a
+// stream of garbage.
 type tokenRefusal struct {
 	pass       *passage
 	credential []byte // SHA-256 of the well-formed code or refresh token presented, or nil
@@ -149,34 +147,38 @@ func writeClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logge
 // golang.org/x/oauth2 tries first). A client secret is refused: none was
 // ever issued.
 func tokenClient(r *http.Request, st *store.DB, form oauth.Form) (store.Client, *oauth.Error, int) {
+	refuse := func(code, desc string, status int) (store.Client, *oauth.Error, int) {
+		return store.Client{}, oauth.NewError(code, desc), status
+	}
+	const secretRefused = "this server has public clients only: no client secret"
 	id := form.Get("client_id")
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, cred, _ := strings.Cut(h, " ")
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
 		user, pass, ok := strings.Cut(string(raw), ":")
 		if !strings.EqualFold(scheme, "Basic") || err != nil || !ok {
-			return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, "malformed client authentication"), http.StatusUnauthorized
+			return refuse(oauth.ErrCodeInvalidClient, "malformed client authentication", http.StatusUnauthorized)
 		}
 		if user, err = url.QueryUnescape(user); err != nil || pass != "" {
-			return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, "this server has public clients only: no client secret"), http.StatusUnauthorized
+			return refuse(oauth.ErrCodeInvalidClient, secretRefused, http.StatusUnauthorized)
 		}
 		if id != "" && id != user {
-			return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "two different client ids"), http.StatusBadRequest
+			return refuse(oauth.ErrCodeInvalidRequest, "two different client ids", http.StatusBadRequest)
 		}
 		id = user
 	}
 	if form.Has("client_secret") {
-		return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, "this server has public clients only: no client secret"), http.StatusUnauthorized
+		return refuse(oauth.ErrCodeInvalidClient, secretRefused, http.StatusUnauthorized)
 	}
 	if id == "" {
-		return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, "client_id is required"), http.StatusUnauthorized
+		return refuse(oauth.ErrCodeInvalidClient, "client_id is required", http.StatusUnauthorized)
 	}
 	c, err := st.Client(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, "unknown client"), http.StatusUnauthorized
+		return refuse(oauth.ErrCodeInvalidClient, "unknown client", http.StatusUnauthorized)
 	}
 	if err != nil {
-		return store.Client{}, oauth.NewError(oauth.ErrCodeTemporarilyUnavailable, "retry later"), http.StatusServiceUnavailable
+		return refuse(oauth.ErrCodeTemporarilyUnavailable, "retry later", http.StatusServiceUnavailable)
 	}
 	return c, nil, 0
 }
@@ -289,4 +291,42 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 		addLog(r.Context(), slog.String("reason", refusal.Msg))
 	}
 	writeOAuthError(w, status, code, desc)
+}
+
+// handleRevoke serves POST /oauth/revoke (RFC 7009) for public clients. A
+// refresh token takes its whole family with it; an access token goes alone.
+// An unknown token, or one issued to another client, gets the same 200 as
+// a revoked one (RFC 7009 §2.2), so the endpoint is no oracle. If the store
+// cannot answer, the answer is 503, never a 200 that would claim a
+// revocation that did not happen (CVE-2020-15223).
+func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		form, err := readForm(w, r)
+		if err != nil {
+			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
+			return
+		}
+		client, oerr, status := tokenClient(r, st, form)
+		if oerr != nil {
+			writeClientError(w, r, logger, oerr, status)
+			return
+		}
+		addLog(r.Context(), slog.String("client_id", client.ID))
+		tok := form.Get("token")
+		if tok == "" {
+			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, "token is required")
+			return
+		}
+		// The hint is optional and never trusted: the stored kind decides.
+		if oauth.WellFormedSecret(tok, oauth.PrefixAccess) || oauth.WellFormedSecret(tok, oauth.PrefixRefresh) {
+			if _, err := st.RevokeClientToken(r.Context(), oauth.Hash(tok), client.ID, cfg.Now()); err != nil {
+				logger.ErrorContext(r.Context(), "revocation failed", "req_id", requestID(r.Context()), "err", err)
+				writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
+				return
+			}
+		}
+		addLog(r.Context(), slog.String("code", "ok"))
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+	}))
 }

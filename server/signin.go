@@ -13,9 +13,9 @@ import (
 // `heyaira-admin signin-link`) it says whose link it is (principal and
 // account) and, if the browser is signed in as someone else, that too; it
 // shows a button and changes nothing, so a mail scanner or link preview
-// that fetches the link cannot use it up. It
-// sets a random CSRF cookie; the form carries an HMAC of the link under it.
-// Without a token it says how to sign in, or that the browser is signed in.
+// that fetches the link cannot use it up. It sets a random CSRF cookie; the
+// form carries an HMAC of the link under it. Without a token it says how to
+// sign in, or that the browser is signed in.
 func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := oauth.ParseForm(r.URL.RawQuery)
@@ -61,9 +61,7 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 	}
 	owner, err := st.SigninLinkOwner(r.Context(), oauth.Hash(token))
 	if errors.Is(err, store.ErrNotFound) {
-		addLog(r.Context(), slog.String("code", "signin_link_invalid"))
-		writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
-			"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
+		linkNotValid(w, r)
 		return owner, "", false
 	}
 	if err != nil {
@@ -84,13 +82,13 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 // handleSignin serves POST /signin: it redeems the link once and starts a
 // browser session. The CSRF check defeats login CSRF: a page elsewhere
 // cannot post the attacker's own link from the victim's browser, because it
-// can neither read nor set the victim's CSRF cookie (__Host- on https).
-// If the browser is signed in as another principal, the form must carry
-// the explicit switch (switch=confirm) that the page shows only then;
-// without it nothing changes and the link stays usable. Any session cookie
-// the browser already had is revoked and replaced by a new random one (no
-// fixation). The answer is a 303: to the authorization
-// request that sent the browser here, if any, else to /signin.
+// can neither read nor set the victim's CSRF cookie (__Host- on https). If
+// the browser is signed in as another principal, the form must carry the
+// explicit switch (switch=confirm) that the page shows only then; without
+// it nothing changes and the link stays usable. Any session cookie the
+// browser already had is revoked and replaced by a new random one (no
+// fixation). The answer is a 303 to the authorization request that sent
+// the browser here, if any, else to /signin.
 func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
@@ -129,9 +127,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		session := oauth.NewSecret(oauth.PrefixSession)
 		sess, err := st.RedeemSigninLink(r.Context(), oauth.Hash(token), oauth.Hash(session), old)
 		if errors.Is(err, store.ErrNotFound) {
-			addLog(r.Context(), slog.String("code", "signin_link_invalid"))
-			writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
-				"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
+			linkNotValid(w, r)
 			return
 		}
 		if err != nil {
@@ -148,4 +144,11 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		}
 		redirect303(w, next)
 	})
+}
+
+// linkNotValid answers a link the store does not know (or no longer).
+func linkNotValid(w http.ResponseWriter, r *http.Request) {
+	addLog(r.Context(), slog.String("code", "signin_link_invalid"))
+	writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
+		"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
 }
