@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,11 +17,10 @@ import (
 	"heyaira/store"
 )
 
-// Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document;
-// docs/oauth.md "Client ID Metadata Documents"). A client names itself at
-// /oauth/authorize by the https URL of a JSON document; HeyAira fetches it,
-// validates it and keeps it as an oauth_clients row. Off unless the operator
-// lists hosts in HEYAIRA_CIMD_HOSTS.
+// Client ID Metadata Documents (docs/oauth.md): a client names itself at
+// /oauth/authorize by the https URL of a JSON document, which HeyAira
+// fetches, validates and keeps as an oauth_clients row. Off unless the
+// operator lists hosts in HEYAIRA_CIMD_HOSTS.
 
 // Outbound fetch limits. A URL never seen before is fetched from its
 // host's budget, so a flood of /authorize requests with made-up URLs costs
@@ -253,8 +253,6 @@ func cimdConsent(p *oauth.ConsentPage, cfg *Config, id string, c store.Client) {
 	}
 	p.ClientID = id
 	p.ClientHost, _ = oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
-	p.AllLoopback = true
-	for _, u := range c.RedirectURIs {
-		p.AllLoopback = p.AllLoopback && oauth.IsLoopbackRedirect(u)
-	}
+	remote := func(u string) bool { return !oauth.IsLoopbackRedirect(u) }
+	p.AllLoopback = !slices.ContainsFunc(c.RedirectURIs, remote)
 }

@@ -26,14 +26,11 @@ const (
 // publishes key material is refused.
 var privateJWKMembers = []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 
-// parseCIMDocument validates a fetched document for the URL it was fetched
-// from (draft-ietf-oauth-client-id-metadata-document §4), after the
-// fetcher's size and media-type checks: valid UTF-8, one JSON object
-// without duplicate members, client_id equal to url byte for byte,
-// client_name and redirect_uris required (registration rules), no secret,
-// no private key, no authentication method but none. Unknown members,
-// grant and response types are ignored (VS Code lists device_code,
-// claude.ai jwt-bearer), but authorization_code must be allowed.
+// parseCIMDocument validates a document for the URL it was fetched from
+// (draft-ietf-oauth-client-id-metadata-document §4): client_id equal to url
+// byte for byte, redirect URIs under the registration rules, no secret, no
+// authentication method but none. Unknown members, grant and response
+// types are ignored (VS Code lists device_code, claude.ai jwt-bearer).
 func parseCIMDocument(url string, body []byte) (store.Client, string) {
 	if !utf8.Valid(body) || checkJSON(body) != nil {
 		return store.Client{}, cimdInvalidJSON

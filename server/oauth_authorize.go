@@ -58,31 +58,20 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 				Link: clientRedirect(cfg, redirectURI, url.Values{"error": {code}, "error_description": {desc}}, state),
 			}.Render)
 		}
-		switch rt := q.Get("response_type"); {
-		case rt == "":
-			fail(oauth.ErrCodeInvalidRequest, "response_type is required")
-			return
-		case rt != "code":
-			fail(oauth.ErrCodeUnsupportedResponseType, "only response_type=code is supported")
-			return
-		}
-		if q.Get("code_challenge_method") != oauth.MethodS256 {
-			fail(oauth.ErrCodeInvalidRequest, "PKCE is required with code_challenge_method=S256")
-			return
-		}
-		challenge := q.Get("code_challenge")
-		if !oauth.ValidChallenge(challenge) {
-			fail(oauth.ErrCodeInvalidRequest, "code_challenge must be 43 base64url characters (S256)")
-			return
-		}
-		scopes, err := oauth.ParseRequestedScope(q.Get("scope"))
-		if err != nil {
-			fail(oauth.ErrCodeInvalidScope, "the scope names no scope this server supports")
-			return
-		}
-		resource, ok := canonicalResource(cfg, q.Get("resource"))
-		if !ok {
-			fail(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
+		rt, challenge := q.Get("response_type"), q.Get("code_challenge")
+		scopes, scopeErr := oauth.ParseRequestedScope(q.Get("scope"))
+		resource, resourceOK := canonicalResource(cfg, q.Get("resource"))
+		if oe := firstFailed(
+			check{rt == "", oauth.ErrCodeInvalidRequest, "response_type is required"},
+			check{rt != "code", oauth.ErrCodeUnsupportedResponseType, "only response_type=code is supported"},
+			check{q.Get("code_challenge_method") != oauth.MethodS256, oauth.ErrCodeInvalidRequest,
+				"PKCE is required with code_challenge_method=S256"},
+			check{!oauth.ValidChallenge(challenge), oauth.ErrCodeInvalidRequest,
+				"code_challenge must be 43 base64url characters (S256)"},
+			check{scopeErr != nil, oauth.ErrCodeInvalidScope, "the scope names no scope this server supports"},
+			check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
+		); oe != nil {
+			fail(oe.Code, oe.Description)
 			return
 		}
 
@@ -203,12 +192,10 @@ func requestHash(sessionToken, handle string) []byte {
 	return oauth.Hash(oauth.MAC(sessionToken, labelRequest, handle))
 }
 
-// stepUp tells a step-up from a first request, given the principal's
-// projects, its active grants to this client (by project) and the requested
-// scopes. When some granted project lacks a requested scope, it returns
-// what is new and narrows the project choice to those projects: that is the
-// grant the client comes back to widen. Otherwise it returns nil and the
-// projects unchanged.
+// stepUp tells a step-up from a first request. When a project the client
+// holds a grant on (grants: by project) lacks a requested scope, it returns
+// what is new and narrows the choice to those projects, the grant the
+// client comes back to widen; otherwise nil and the projects unchanged.
 func stepUp(projects []store.Project, grants map[string][]string, requested []string) (*oauth.StepUp, []store.Project) {
 	var lacking []store.Project
 	var newScopes []string

@@ -179,6 +179,23 @@ func readForm(w http.ResponseWriter, r *http.Request, repeatable ...string) (oau
 	return f, nil
 }
 
+// check is one request check: when bad, the request is refused with code
+// and desc.
+type check struct {
+	bad        bool
+	code, desc string
+}
+
+// firstFailed returns the refusal of the first bad check, in order, or nil.
+func firstFailed(checks ...check) *oauth.Error {
+	for _, c := range checks {
+		if c.bad {
+			return oauth.NewError(c.code, c.desc)
+		}
+	}
+	return nil
+}
+
 // clientRedirect builds the redirect back to a client: the registered URI
 // with params added to its query (existing query kept, RFC 6749 §3.1.2), and
 // always iss (RFC 9207), because the metadata promises it.

@@ -60,9 +60,8 @@ func (l *registrationLimiter) allow(r *http.Request, now time.Time) (time.Durati
 
 // handleRegister serves RFC 7591 dynamic client registration for public
 // clients only: token_endpoint_auth_method "none", no secret. Unknown
-// metadata is ignored (RFC 7591 §2); known fields are read by exact key
-// and type-checked. The 201 response echoes the redirect URIs kept, which
-// the TypeScript SDK requires.
+// metadata is ignored (RFC 7591 §2). The 201 response echoes the redirect
+// URIs kept, which the TypeScript SDK requires.
 //
 // Check order: body limit → Content-Type → strict JSON → metadata → rate
 // limit → store.

@@ -190,18 +190,14 @@ func tokenClient(r *http.Request, st *store.DB, form oauth.Form) (store.Client, 
 func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form,
 	access, refresh string) (store.Issued, error) {
 	code, verifier := form.Get("code"), form.Get("code_verifier")
-	if code == "" {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "code is required")
-	}
-	if verifier == "" {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)")
-	}
-	resource, ok := canonicalResource(cfg, form.Get("resource"))
-	if !ok {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
-	}
-	if !oauth.WellFormedSecret(code, oauth.PrefixCode) {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid authorization code")
+	resource, resourceOK := canonicalResource(cfg, form.Get("resource"))
+	if oe := firstFailed(
+		check{code == "", oauth.ErrCodeInvalidRequest, "code is required"},
+		check{verifier == "", oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)"},
+		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
+		check{!oauth.WellFormedSecret(code, oauth.PrefixCode), oauth.ErrCodeInvalidGrant, "invalid authorization code"},
+	); oe != nil {
+		return store.Issued{}, oe
 	}
 	redirectURI := form.Get("redirect_uri")
 	tokens := store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: accessTTL, RefreshTTL: refreshFamilyTTL}
@@ -215,17 +211,16 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 			// issued for. It is required when the authorization request
 			// carried one (RFC 6749 §4.1.3); a client that sent none there,
 			// relying on its one registered URI, may omit it here too.
-			if g.RedirectURISent && redirectURI == "" {
-				return oauth.NewError(oauth.ErrCodeInvalidGrant, "redirect_uri is required: the authorization request had one")
-			}
-			if redirectURI != "" && redirectURI != g.RedirectURI {
-				return oauth.NewError(oauth.ErrCodeInvalidGrant, "redirect_uri does not match the authorization request")
-			}
-			if resource != g.Resource {
-				return oauth.NewError(oauth.ErrCodeInvalidTarget, "resource does not match the authorization request")
-			}
-			if !oauth.VerifyS256(verifier, g.CodeChallenge) {
-				return oauth.NewError(oauth.ErrCodeInvalidGrant, "code_verifier does not match the code challenge")
+			if oe := firstFailed(
+				check{g.RedirectURISent && redirectURI == "", oauth.ErrCodeInvalidGrant,
+					"redirect_uri is required: the authorization request had one"},
+				check{redirectURI != "" && redirectURI != g.RedirectURI, oauth.ErrCodeInvalidGrant,
+					"redirect_uri does not match the authorization request"},
+				check{resource != g.Resource, oauth.ErrCodeInvalidTarget, "resource does not match the authorization request"},
+				check{!oauth.VerifyS256(verifier, g.CodeChallenge), oauth.ErrCodeInvalidGrant,
+					"code_verifier does not match the code challenge"},
+			); oe != nil {
+				return oe
 			}
 			return nil
 		},
@@ -236,25 +231,18 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 // narrow the new access token; resource, if sent, must be ours.
 func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, form oauth.Form,
 	access, refresh string) (store.Issued, error) {
-	if !c.HasGrantType("refresh_token") {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeUnauthorizedClient, "the client did not register the refresh_token grant")
-	}
-	rt := form.Get("refresh_token")
-	if rt == "" {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidRequest, "refresh_token is required")
-	}
-	if _, ok := canonicalResource(cfg, form.Get("resource")); !ok {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidTarget, "resource must be "+cfg.resource())
-	}
-	var scopes []string
-	if s := form.Get("scope"); s != "" {
-		var err error
-		if scopes, err = oauth.ParseScope(s); err != nil || len(scopes) == 0 {
-			return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidScope, "unknown scope")
-		}
-	}
-	if !oauth.WellFormedSecret(rt, oauth.PrefixRefresh) {
-		return store.Issued{}, oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid refresh token")
+	rt, scope := form.Get("refresh_token"), form.Get("scope")
+	_, resourceOK := canonicalResource(cfg, form.Get("resource"))
+	scopes, scopeErr := oauth.ParseScope(scope) // "" gives no scopes: keep the grant's
+	if oe := firstFailed(
+		check{!c.HasGrantType("refresh_token"), oauth.ErrCodeUnauthorizedClient,
+			"the client did not register the refresh_token grant"},
+		check{rt == "", oauth.ErrCodeInvalidRequest, "refresh_token is required"},
+		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
+		check{scope != "" && (scopeErr != nil || len(scopes) == 0), oauth.ErrCodeInvalidScope, "unknown scope"},
+		check{!oauth.WellFormedSecret(rt, oauth.PrefixRefresh), oauth.ErrCodeInvalidGrant, "invalid refresh token"},
+	); oe != nil {
+		return store.Issued{}, oe
 	}
 	return st.RotateRefresh(r.Context(), store.Rotation{
 		RefreshHash: oauth.Hash(rt), ClientID: c.ID, Scopes: scopes, Now: cfg.Now(),
