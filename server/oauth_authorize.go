@@ -50,14 +50,6 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 				"The state parameter holds a control character or is not valid UTF-8.")
 			return
 		}
-		fail := func(code, desc string) {
-			addLog(r.Context(), slog.String("code", code))
-			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
-				ClientID: client.ID, ClientName: client.Name, RedirectURI: redirectURI,
-				RedirectHost: oauth.RedirectHost(redirectURI), Reason: desc,
-				Link: clientRedirect(cfg, redirectURI, url.Values{"error": {code}, "error_description": {desc}}, state),
-			}.Render)
-		}
 		rt, challenge := q.Get("response_type"), q.Get("code_challenge")
 		scopes, scopeErr := oauth.ParseRequestedScope(q.Get("scope"))
 		resource, resourceOK := canonicalResource(cfg, q.Get("resource"))
@@ -71,7 +63,12 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			check{scopeErr != nil, oauth.ErrCodeInvalidScope, "the scope names no scope this server supports"},
 			check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
 		); oe != nil {
-			fail(oe.Code, oe.Description)
+			addLog(r.Context(), slog.String("code", oe.Code))
+			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
+				ClientID: client.ID, ClientName: client.Name, RedirectURI: redirectURI,
+				RedirectHost: oauth.RedirectHost(redirectURI), Reason: oe.Description,
+				Link: clientRedirect(cfg, redirectURI, url.Values{"error": {oe.Code}, "error_description": {oe.Description}}, state),
+			}.Render)
 			return
 		}
 
