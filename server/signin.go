@@ -84,11 +84,12 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 // cannot post the attacker's own link from the victim's browser, because it
 // can neither read nor set the victim's CSRF cookie (__Host- on https). If
 // the browser is signed in as another principal, the form must carry the
-// explicit switch (switch=confirm) that the page shows only then; without
-// it nothing changes and the link stays usable. Any session cookie the
-// browser already had is revoked and replaced by a new random one (no
-// fixation). The answer is a 303 to the authorization request that sent
-// the browser here, if any, else to /signin.
+// explicit switch (switch=confirm) that the page shows only then, so a
+// forwarded link cannot silently replace the session of whoever opened it
+// (login CSRF by hand-off); without it nothing changes and the link stays
+// usable. Any session cookie the browser already had is revoked and
+// replaced by a new random one (no fixation). The answer is a 303 to the
+// authorization request that sent the browser here, if any, else /signin.
 func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
@@ -114,8 +115,6 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		if other != "" && form.Get("switch") != "confirm" {
-			// A forwarded link must not silently replace the session of
-			// whoever opened it (login CSRF by hand-off).
 			addLog(r.Context(), slog.String("code", "signin_switch_unconfirmed"))
 			writePage(w, http.StatusConflict, oauth.SigninSwitchPage{Principal: owner.PrincipalName, SignedIn: other}.Render)
 			return
