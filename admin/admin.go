@@ -17,12 +17,9 @@
 //   - Secrets (legacy tokens, sign-in links) are 32 bytes from crypto/rand,
 //     printed once on stdout and handed to the store only as SHA-256 hashes.
 //
-// Exit status is applied by main: nil, or flag.ErrHelp when help was asked
-// for (Run has printed it on stdout) → 0; an error wrapping ErrUsage → 2 (Run
-// has printed the reason on stderr); any other error → 1, printed by main as
-// "heyaira-admin: <error>" on one line. Invoked as `heyaira admin` (RunAs
-// "heyaira"), every line the CLI prints on stderr starts "heyaira:" instead,
-// as main's own line does.
+// Exit status (app.ExitCode): nil, or flag.ErrHelp (help went to stdout) → 0;
+// an error wrapping ErrUsage → 2 (Run printed the reason on stderr); any
+// other → 1, printed by main as "heyaira-admin: <error>" on one line.
 package admin
 
 import (
@@ -50,7 +47,7 @@ type Command struct {
 }
 
 // action is what a command does once its whole command line has passed its
-// checks and the database is open: exec enforces that order for every command.
+// checks and the database is open (exec).
 type action func(ctx context.Context, db *store.DB) error
 
 // commands is the table, in the order of docs/design.md §5 (the order help prints).
@@ -119,21 +116,18 @@ var commands = []Command{
 		"show what a project stores beside its limits", runProjectUsage},
 }
 
-// Run runs one admin command. args[0] is the command name (e.g. "migrate");
-// schema is the embedded schema.sql. It reads HEYAIRA_DATABASE_URL and
-// HEYAIRA_PUBLIC_URL (default http://127.0.0.1:8080) through getenv only.
-// Its lines on stderr start "heyaira-admin:".
+// Run runs the command args[0]; schema is the embedded schema.sql. It reads
+// the environment through getenv only. Its lines on stderr start "heyaira-admin:".
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, schema string) error {
 	return RunAs(ctx, "heyaira-admin", args, getenv, stdout, stderr, schema)
 }
 
-// RunAs is Run invoked under another program name (`heyaira admin` is
-// "heyaira"), which starts each line it prints on stderr.
+// RunAs is Run under another program name, which starts each line it prints
+// on stderr (`heyaira admin` is "heyaira", as main's own line).
 func RunAs(ctx context.Context, prog string, args []string, getenv func(string) string, stdout, stderr io.Writer, schema string) error {
 	return run(ctx, &env{prog: prog, getenv: getenv, stdout: stdout, stderr: stderr, schema: schema}, args)
 }
 
-// run runs the command args[0] with e's I/O, configuration and GitHub.
 func run(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		printTable(e.stderr)
@@ -173,9 +167,10 @@ func run(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// exec runs e.cmd: it declares the flags, parses and checks args, checks
-// the environment, opens the database (without the schema check for
-// migrate, which applies it) and runs the command's action.
+// exec runs e.cmd in the order that the package's first guarantee needs:
+// flags declared, args parsed and checked, environment checked, and only
+// then the database opened (without the schema check for migrate, which
+// applies it) and the action run.
 func (e *env) exec(ctx context.Context, args []string) error {
 	// Parse errors are not printed by the flag package: parse reports them as one line.
 	f := &flags{FlagSet: flag.NewFlagSet(e.cmd.Name, flag.ContinueOnError), e: e}
@@ -217,7 +212,7 @@ func printTable(w io.Writer) {
 // env is what a command may use: injected I/O and configuration, and the
 // database, opened only after the command has validated its input.
 type env struct {
-	prog   string // the program name that starts each line on stderr
+	prog   string // starts each line on stderr
 	cmd    Command
 	getenv func(string) string
 	stdout io.Writer
@@ -227,8 +222,8 @@ type env struct {
 	db     *store.DB
 }
 
-// open connects to HEYAIRA_DATABASE_URL. Unless migrating, it also checks
-// that the schema has been applied, so a fresh database gives a clear hint.
+// open connects to HEYAIRA_DATABASE_URL and, unless migrating, checks the
+// schema, so that a fresh database gives a clear hint.
 func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 	dsn := e.getenv("HEYAIRA_DATABASE_URL")
 	if dsn == "" {
@@ -267,8 +262,8 @@ type cmdError struct {
 func (e *cmdError) Error() string { return e.cmd + ": " + e.msg }
 func (e *cmdError) Unwrap() error { return e.err }
 
-// failed turns an error from the store (or from opening it) into a one-line,
-// lowercase reason prefixed with the command name.
+// failed turns an error from the store (or from opening it) into a one-line
+// reason prefixed with the command name.
 func failed(cmd string, err error) error {
 	var refused *store.RefusedError
 	msg := err.Error()

@@ -28,11 +28,10 @@ func runIssueLegacyToken(f *flags) action {
 			return err
 		})
 	return func(ctx context.Context, db *store.DB) error {
-		token := oauth.NewSecret(oauth.PrefixLegacy)
-		hash := oauth.Hash(token) // the store keeps the hash; the token is printed once
+		token := oauth.NewSecret(oauth.PrefixLegacy) // printed once; the store keeps its hash
 		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
 		t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
-			TokenHash: hash, Scopes: store.LegacyScopes, ExpiresIn: lifetime})
+			TokenHash: oauth.Hash(token), Scopes: store.LegacyScopes, ExpiresIn: lifetime})
 		out := struct {
 			store.LegacyToken
 			Token string `json:"token"`

@@ -10,10 +10,8 @@ import (
 )
 
 // This file holds the offboarding commands: remove-member,
-// disable-principal, enable-principal and revoke-sessions. Each is one store
-// transaction with its audit row; docs/admin.md "Offboarding a person" says
-// how they combine. remove-member and disable-principal also name the live
-// legacy tokens they leave (offboardingReport, below).
+// disable-principal, enable-principal and revoke-sessions; docs/admin.md
+// "Offboarding a person" says how they combine.
 
 func runRemoveMember(f *flags) action {
 	project := f.id("project-id", "the project `id`")
@@ -63,12 +61,6 @@ var runRevokeSessions = byID("principal-id", "the principal `id`", (*store.DB).R
 		fmt.Fprintf(w, "revoked %d browser session(s) of principal %s\n", c.SessionsRevoked, c.PrincipalID)
 	})
 
-// What offboarding leaves live: legacy tokens belong to a project, not to a
-// person, so remove-member and disable-principal cannot revoke them on the
-// person's behalf. Both commands name each live legacy token of the projects
-// concerned with the command that revokes it, and warn on stderr, so the
-// administrator decides token by token.
-
 // legacyNotice is one live legacy token as remove-member and
 // disable-principal print it.
 type legacyNotice struct {
@@ -80,14 +72,17 @@ type legacyNotice struct {
 }
 
 // offboardingReport is the part of remove-member's and disable-principal's
-// output that says what is still live.
+// output that says what is still live. Legacy tokens belong to a project, not
+// to a person, so these commands cannot revoke them on the person's behalf:
+// they name each live one of the projects concerned with the command that
+// revokes it, and warn on stderr, so the administrator decides token by token.
 type offboardingReport struct {
 	LiveLegacyTokens []legacyNotice `json:"live_legacy_tokens"`
 	Warnings         []string       `json:"warnings"`
 }
 
-// newOffboardingReport names the live tokens and, when there are any,
-// warns that they still work. The caller appends its own warnings.
+// newOffboardingReport names the live tokens and, if any, warns that they
+// still work; the caller appends its own warnings.
 func newOffboardingReport(tokens []store.LegacyToken) offboardingReport {
 	r := offboardingReport{LiveLegacyTokens: []legacyNotice{}, Warnings: []string{}}
 	for _, t := range tokens {
@@ -101,10 +96,8 @@ func newOffboardingReport(tokens []store.LegacyToken) offboardingReport {
 	return r
 }
 
-// print prints the warnings on stderr, one line each, whatever the output
-// format (--json has them in "warnings" too); then out, the command's whole
-// result, as JSON or as the command's line followed by one line per live
-// legacy token.
+// print prints the warnings on stderr, whatever the output format; then out,
+// the command's whole result, as JSON or as line and one line per live token.
 func (r offboardingReport) print(f *flags, out any, line string) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(f.e.stderr, "%s: %s: warning: %s\n", f.e.prog, f.e.cmd.Name, w)

@@ -34,32 +34,20 @@ func runCreateAccount(f *flags) action {
 }
 
 func runCreateProject(f *flags) action {
-	return createInAccount(f, "the `id` of the account that owns the project",
-		"the project's display `name` (1 to 200 characters)",
-		func(ctx context.Context, db *store.DB, account, name string) (store.Project, string, error) {
-			p, err := db.CreateProject(ctx, account, name)
-			return p, p.ID, err
-		})
+	account := f.id("account-id", "the `id` of the account that owns the project")
+	name := f.str("name", "the project's display `name` (1 to 200 characters)", needName)
+	return func(ctx context.Context, db *store.DB) error {
+		p, err := db.CreateProject(ctx, *account, *name)
+		return f.output(p, err, func(w io.Writer) { fmt.Fprintln(w, p.ID) })
+	}
 }
 
 func runCreatePrincipal(f *flags) action {
-	return createInAccount(f, "the `id` of the principal's account",
-		"the principal's display `name` (1 to 200 characters)",
-		func(ctx context.Context, db *store.DB, account, name string) (store.Principal, string, error) {
-			u, err := db.CreatePrincipal(ctx, account, name)
-			return u, u.ID, err
-		})
-}
-
-// createInAccount is create-project and create-principal: something named
-// --name in the account --account-id, printed as its id.
-func createInAccount[T any](f *flags, accountUsage, nameUsage string,
-	create func(ctx context.Context, db *store.DB, account, name string) (T, string, error)) action {
-	account := f.id("account-id", accountUsage)
-	name := f.str("name", nameUsage, needName)
+	account := f.id("account-id", "the `id` of the principal's account")
+	name := f.str("name", "the principal's display `name` (1 to 200 characters)", needName)
 	return func(ctx context.Context, db *store.DB) error {
-		v, id, err := create(ctx, db, *account, *name)
-		return f.output(v, err, func(w io.Writer) { fmt.Fprintln(w, id) })
+		u, err := db.CreatePrincipal(ctx, *account, *name)
+		return f.output(u, err, func(w io.Writer) { fmt.Fprintln(w, u.ID) })
 	}
 }
 
@@ -84,8 +72,7 @@ func runSigninLink(f *flags) action {
 	})
 	return func(ctx context.Context, db *store.DB) error {
 		secret := oauth.NewSecret("")
-		hash := oauth.Hash(secret)
-		l, err := db.CreateSigninLink(ctx, *principal, hash, store.SigninLinkTTL)
+		l, err := db.CreateSigninLink(ctx, *principal, oauth.Hash(secret), store.SigninLinkTTL)
 		// The secret travels only in this URL, printed once; the store has its hash.
 		link := base + "/signin?token=" + secret
 		out := struct {

@@ -23,9 +23,8 @@ import (
 // This file holds what every command shares: its flag set, --help and --json,
 // the input checks that run before the database is opened, and output.
 
-// flags is one run of a command: its flag set, with the --json flag every
-// command has, and the checks of its flags, run in the order they were added
-// once the command line is parsed.
+// flags is one run of a command: its flag set (with --json) and the checks
+// of its flags, run in the order they were added once the line is parsed.
 type flags struct {
 	*flag.FlagSet
 	e          *env
@@ -48,8 +47,7 @@ func (f *flags) str(name, usage string, check func(name, v string) error) *strin
 	return v
 }
 
-// optional declares a string flag that check accepts when it is given;
-// check is not called when it is not.
+// optional declares a string flag that check accepts when it is given.
 func (f *flags) optional(name, usage string, check func(name, v string) error) *string {
 	return f.str(name, usage, func(name, v string) error {
 		if !f.set[name] {
@@ -59,7 +57,6 @@ func (f *flags) optional(name, usage string, check func(name, v string) error) *
 	})
 }
 
-// id declares a required id flag.
 func (f *flags) id(name, usage string) *string { return f.str(name, usage, needUUID) }
 
 // byID is a command whose only flag is the id name: it gives the id to call
@@ -75,10 +72,9 @@ func byID[T any](name, usage string, call func(*store.DB, context.Context, strin
 	}
 }
 
-// parse parses args and runs the checks. --help prints the
-// command's help on stdout and returns flag.ErrHelp; any other problem is a
-// usage error: the first that a check found. Positional arguments are
-// refused: every value is a named flag.
+// parse parses args and runs the checks. --help prints the command's help on
+// stdout and returns flag.ErrHelp; any other problem is a usage error (the
+// first a check found). Positional arguments are refused.
 func (f *flags) parse(args []string) error {
 	err := f.FlagSet.Parse(args)
 	switch {
@@ -100,7 +96,6 @@ func (f *flags) parse(args []string) error {
 	return nil
 }
 
-// usage returns a usage error of the running command.
 func (f *flags) usage(msg string) error {
 	return &cmdError{cmd: f.Name(), msg: printable(msg) + " (see --help)", err: ErrUsage}
 }
@@ -127,8 +122,8 @@ func (f *flags) printHelp(w io.Writer) {
 	fmt.Fprintf(w, "\nExit status: 0 success, 1 failure (one-line reason on stderr), 2 usage error.\n")
 }
 
-// output prints v as JSON with --json, else calls text. A non-nil err is
-// the failure of the store call that made v: it is returned, and nothing printed.
+// output prints v as JSON with --json, else calls text. A non-nil err (the
+// failure of the store call that made v) is returned, and nothing printed.
 func (f *flags) output(v any, err error, text func(w io.Writer)) error {
 	return f.outputTo(f.e.stdout, v, err, text)
 }
@@ -149,8 +144,7 @@ func (f *flags) outputTo(w io.Writer, v any, err error, text func(w io.Writer)) 
 	return nil
 }
 
-// table prints a header and one row per item, in aligned columns. Tables
-// one after the other, with an empty line between, are aligned each on its own.
+// table prints a header and one row per item, in aligned columns of its own.
 func table[T any](w io.Writer, header string, items []T, row func(T) string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
@@ -160,7 +154,7 @@ func table[T any](w io.Writer, header string, items []T, row func(T) string) {
 	tw.Flush()
 }
 
-// expiry formats a legacy token's optional expiry for text output.
+// expiry formats a legacy token's optional expiry.
 func expiry(t *time.Time) string {
 	if t == nil {
 		return "never"
@@ -168,7 +162,7 @@ func expiry(t *time.Time) string {
 	return stamp(t)
 }
 
-// stamp formats an optional time for text output.
+// stamp formats an optional time.
 func stamp(t *time.Time) string {
 	if t == nil {
 		return "-"
@@ -176,7 +170,7 @@ func stamp(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// ref describes a source's pin for text output: the commit, or "track:<branch>".
+// ref describes a source's pin: the commit, or "track:<branch>".
 func ref(commit, tracking *string) string {
 	if commit == nil && tracking != nil {
 		return "track:" + *tracking
@@ -198,7 +192,6 @@ func status(revoked bool, word string) string {
 	return "active"
 }
 
-// orElse is s, or alt when s is empty.
 func orElse(s, alt string) string {
 	if s == "" {
 		return alt
@@ -217,8 +210,7 @@ var (
 const maxNameChars = 200
 
 var needUUID = required(func(name, v string) error {
-	// The server's rule too (store.IsUUID): the lower-case form HeyAira
-	// prints. An id in another case names nothing here.
+	// The server's rule too: an id in another case than HeyAira prints names nothing.
 	if !store.IsUUID(v) {
 		return fmt.Errorf("--%s must be a UUID in lower case, as HeyAira prints it", name)
 	}
@@ -266,7 +258,7 @@ var (
 	needBranch     = githubRule(github.ValidateBranch)
 )
 
-// required is check, after refusing an empty value.
+// required refuses an empty value, then runs check.
 func required(check func(name, v string) error) func(name, v string) error {
 	return func(name, v string) error {
 		if v == "" {
@@ -276,7 +268,7 @@ func required(check func(name, v string) error) func(name, v string) error {
 	}
 }
 
-// githubRule names the flag in an error of validate, with the rule it broke.
+// githubRule names the flag and the rule validate says was broken.
 func githubRule(validate func(string) error) func(name, v string) error {
 	return func(name, v string) error {
 		err := validate(v)
@@ -304,7 +296,7 @@ func between(name string, v, lo, hi int64) error {
 	return nil
 }
 
-// oneOf is the check of a required flag whose value is one of allowed.
+// oneOf is the check of a required flag with a value from allowed.
 func oneOf(allowed ...string) func(name, v string) error {
 	return func(name, v string) error {
 		if v == "" {
@@ -317,7 +309,7 @@ func oneOf(allowed ...string) func(name, v string) error {
 	}
 }
 
-// exactlyOne adds the check that exactly one of the two flags is given.
+// exactlyOne adds the check that exactly one of the flags is given.
 func (f *flags) exactlyOne(a, b string) {
 	f.need(func() error {
 		switch sa, sb := f.set[a], f.set[b]; {

@@ -103,8 +103,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 // checkOrigin refuses an entry of HEYAIRA_ALLOWED_ORIGINS that can never
 // equal an Origin header, which /mcp compares exactly: a browser sends
-// scheme://host[:port] in lower case, with nothing after it. A bare host
-// name ("example.com") was the usual mistake, and it allowed nothing.
+// scheme://host[:port] in lower case, with nothing after it (a bare host
+// name, the usual mistake, would allow nothing).
 func checkOrigin(o string) error {
 	u, err := url.Parse(strings.TrimRight(o, "/"))
 	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||

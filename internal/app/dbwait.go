@@ -10,15 +10,12 @@ import (
 	"heyaira/store"
 )
 
-// Start-up order: serve may start before PostgreSQL answers (a host boot, a
-// database restart, containers started together). It then waits, trying
-// again after dbWaitFirst, doubling up to dbWaitMax, with one log line per
-// attempt, until the database answers, the wait limit passes, or serve is
-// stopped. Only "cannot reach it" is waited for (store.ErrUnavailable: no
-// connection, reset, timeout, "the database system is starting up", too
-// many connections). A database that answers and refuses (a wrong password,
-// no such database or role, an unmigrated schema, an invalid URL) fails at
-// once: waiting would not fix it.
+// serve may start before PostgreSQL answers (a host boot, a database
+// restart, containers started together), so it waits: from dbWaitFirst,
+// doubling up to dbWaitMax, one log line per attempt. Only "cannot reach it"
+// (store.ErrUnavailable) is waited for; a database that answers and refuses
+// (a wrong password, no such database or role, an unmigrated schema, an
+// invalid URL) fails at once: waiting would not fix it.
 const (
 	dbWaitFirst = 500 * time.Millisecond
 	dbWaitMax   = 10 * time.Second
@@ -32,9 +29,9 @@ const dbWaitEnv = "HEYAIRA_DB_WAIT_SECONDS"
 // errStoppedWaiting: serve was stopped (SIGTERM) while it waited; it exits 0.
 var errStoppedWaiting = errors.New("stopped while waiting for the database")
 
-// openStore opens and checks the database, waiting as described above. limit
-// 0 waits without end. The log lines carry the error, which names the
-// address and what failed, never the URL (it may hold a password).
+// openStore opens and checks the database, waiting up to limit (0: no
+// limit). The log lines carry the error, which names the address and what
+// failed, never the URL (it may hold a password).
 func openStore(ctx context.Context, dsn string, limit time.Duration, logger *slog.Logger) (*store.DB, error) {
 	start := time.Now()
 	delay := dbWaitFirst

@@ -9,17 +9,13 @@ import (
 	"heyaira/internal/secretfile"
 )
 
-// An App that is configured but cannot work is more than a log line: serve
-// still starts (memory, task and workflow tools do not need GitHub, and
-// every replica shares the same key, so refusing to start would take the
-// whole service down for one bad file), but the start-up line is an ERROR
-// that says what to do, and /readyz answers 200 "degraded" with the reason
-// until it is fixed. The reasons are a key file serve refuses, half of the
-// App configuration, and a JWT GitHub refuses at token mint (401: the App
-// ID does not match the key, or the key was deleted in the App's settings).
-// Without any App configuration, document tools answer
-// provider_unconfigured and one WARN line says so: that is a choice, not a
-// fault, so /readyz stays "ok".
+// An App that is configured but cannot work does not stop serve: memory,
+// task and workflow tools do not need GitHub, and every replica shares the
+// same key, so refusing to start would take the whole service down for one
+// bad file. Instead the start-up line is an ERROR that says what to do, and
+// /readyz answers 200 "degraded" with the problem (below) until it is fixed.
+// No App configuration is a choice, not a fault: document tools answer
+// provider_unconfigured, one WARN line says so, and /readyz stays "ok".
 
 // githubHealth holds the current App problem, "" for none.
 type githubHealth struct {
@@ -32,7 +28,7 @@ type githubHealth struct {
 const (
 	appKeyRefused  = "app_key_refused"       // the key file is unusable
 	appIncomplete  = "app_config_incomplete" // only one of the two variables is set
-	appJWTRefused  = "app_jwt_refused"       // GitHub answered 401 at token mint
+	appJWTRefused  = "app_jwt_refused"       // 401 at token mint: wrong App ID, or a key the App no longer has
 	jwtRefusedHelp = "GitHub refused the App's JWT (401 at token mint): check HEYAIRA_GITHUB_APP_ID " +
 		"and that the key file holds a key the App still has (docs/github-app.md), then restart serve; " +
 		"until then document tools answer provider_forbidden and /readyz reports degraded"
@@ -63,10 +59,7 @@ func (h *githubHealth) observe(route string, status int) {
 	}
 }
 
-// githubConfig loads the App credentials. A missing or unprotected key is not
-// fatal: document tools then answer provider_unconfigured, and we say why
-// once: a WARN without any App configuration, else an ERROR and a problem
-// that /readyz reports.
+// githubConfig loads the App credentials, or says once why it cannot (above).
 func githubConfig(cfg config, hooks Hooks, logger *slog.Logger) (github.Config, *githubHealth) {
 	gc := github.Config{BaseURL: hooks.GitHubBaseURL, HTTP: hooks.GitHubHTTP, Timeout: hooks.GitHubTimeout, Now: hooks.GitHubNow, Logger: logger}
 	health := &githubHealth{logger: logger}

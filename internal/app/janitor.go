@@ -12,7 +12,7 @@ import (
 // then once an hour, those whose expiry is more than 90 days old (see
 // store/purge.go for why so long). In the same runs it deletes the
 // registered clients never authorized within a day of registering
-// (store.PurgeUnusedClients). It runs until ctx ends.
+// (store.PurgeUnusedClients).
 const (
 	purgeEvery       = time.Hour
 	purgeKeep        = 90 * 24 * time.Hour

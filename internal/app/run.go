@@ -23,10 +23,8 @@ const usage = `usage:
 `
 
 // Run is the whole program: main only adds signals, the schema it embeds and
-// exit codes. It is the only function that receives the environment, so
-// tests can run it in parallel: values come only through getenv; os.Environ
-// gives Serve the names to warn about, and Serve ignores a name getenv does
-// not see.
+// exit codes. Values of the environment come only through getenv, so tests
+// can run it in parallel (os.Environ gives Serve only names to warn about).
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
 	schemaSQL string) error {
 	if len(args) == 0 {
@@ -45,8 +43,6 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			fmt.Fprintf(stderr, "serve takes no arguments; it is configured by the environment\n%s", usage)
 			return errUsage
 		}
-		// os.Environ only lists names for the unknown-variable warning;
-		// every value is still read through getenv.
 		return Serve(ctx, getenv, stderr, Hooks{Environ: os.Environ})
 	case "admin":
 		return admin.RunAs(ctx, "heyaira", args[2:], getenv, stdout, stderr, schemaSQL)

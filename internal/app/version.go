@@ -35,11 +35,9 @@ func versionOf(set string, bi *debug.BuildInfo) string {
 	if rev == "" {
 		return set
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
+	v := "dev-" + rev[:min(len(rev), 12)]
 	if dirty {
-		return "dev-" + rev + "-dirty"
+		v += "-dirty"
 	}
-	return "dev-" + rev
+	return v
 }

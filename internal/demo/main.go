@@ -6,22 +6,16 @@
 //
 // Why a program of its own: the GitHub base URL never comes from
 // configuration (docs/design.md §10), so the production binary cannot be
-// pointed anywhere but api.github.com. Only Go code can, through app.Hooks.
-// This program links the stand-in; the production binary does not
-// (TestDependencies, internal/lint, checks `go list -deps .`), and
-// TestDemoProductionBinaryReachesOnlyGitHub starts it with every variable
-// this program reads and shows that it still asks only for api.github.com.
+// pointed anywhere but api.github.com; only Go code can, through app.Hooks.
+// The production binary does not link the stand-in (TestDependencies), and
+// TestDemoProductionBinaryReachesOnlyGitHub shows that, given every variable
+// this program reads, it still asks only for api.github.com.
 //
-// What scripts/dev hands over:
-//
-//	HEYAIRA_DEMO_SEED_FILE       where to write what the stand-in serves, as
-//	                             KEY=value lines for the admin CLI (writeSeed)
-//	HEYAIRA_* as in README.md    the server's ordinary configuration, except the
-//	                             GitHub App: the stand-in's own App is used
-//
-// Everything else is the production path: app.Serve, the real store, the
-// real GitHub client (App JWT, installation tokens, strict decoding) against
-// a server that speaks GitHub's API.
+// scripts/dev hands over HEYAIRA_DEMO_SEED_FILE (where writeSeed puts what
+// the stand-in serves) and the server's ordinary HEYAIRA_* configuration, but
+// for the GitHub App: the stand-in's own is used. Everything else is the
+// production path: app.Serve, the real store, the real GitHub client (App
+// JWT, installation tokens, strict decoding).
 package main
 
 import (

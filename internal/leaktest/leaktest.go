@@ -1,13 +1,10 @@
 // Package leaktest is the goroutine-leak check every package's TestMain runs
 // (docs/security-tests.md LD-05): every goroutine the tests started must end
-// after the last test. The target is 5 s (Grace); how long they took is a
-// timing figure, so only scripts/soak fails a slower end (internal/soak),
-// and the default run waits up to HangBound, which only a real leak reaches
-// (a loaded machine can take longer than 5 s to wind down idle connections).
-// It imports only the standard library, internal/soak and internal/skips
-// (which do too), so a leaf package's tests (cursor, oauth, server/catalog)
-// can use it without linking the store; packages whose tests use PostgreSQL
-// call storetest.MainWithLeakCheck, which also stops the private cluster first.
+// after the last test. It imports only the standard library, internal/soak
+// and internal/skips (which do too), so a leaf package's tests (cursor,
+// oauth, server/catalog) can use it without linking the store; packages whose
+// tests use PostgreSQL call storetest.MainWithLeakCheck, which also stops the
+// private cluster first.
 //
 //	func TestMain(m *testing.M) { os.Exit(leaktest.Main(m)) }
 package leaktest
@@ -25,9 +22,10 @@ import (
 	"heyaira/internal/soak"
 )
 
-// Grace is how long the goroutines the tests started should take to end
-// (gated under scripts/soak); HangBound is how long Main waits for them
-// before it reports a leak.
+// Grace is how long the tests' goroutines should take to end: a timing
+// figure, failed only under scripts/soak, since a loaded machine can take
+// longer to wind down idle connections. HangBound is how long Main waits
+// before it reports a leak, which only a real leak reaches.
 const (
 	Grace     = 5 * time.Second
 	HangBound = 60 * time.Second

@@ -13,15 +13,14 @@ import (
 	"time"
 )
 
-// OpenLoop is the one open-loop driver of the process-level tests and the
-// benchmark. Request i is due at t0 + i/rate, for every i due within d, and
-// starts then, in its own goroutine, as fire(i, due), whatever the earlier
-// ones are doing; a caller that measures latency from due is charged any wait
-// for a connection or a late timer (no coordinated omission). With limit > 0,
-// a request due while limit are still running is not started, so a saturated
-// server cannot make the driver grow without bound; OpenLoop returns those
-// requests' numbers. When ctx ends no request starts any more. openLoop
-// returns once every started request has ended.
+// OpenLoop starts request i, for every i due within d, at t0 + i/rate in its
+// own goroutine as fire(i, due), whatever the earlier ones are doing; a
+// caller that measures latency from due is charged any wait for a connection
+// or a late timer (no coordinated omission). With limit > 0, a request due
+// while limit are still running is not started, so a saturated server cannot
+// make the driver grow without bound; their numbers are returned. When ctx
+// ends no request starts any more. OpenLoop returns once every started
+// request has ended.
 func OpenLoop(ctx context.Context, rate float64, d time.Duration, limit int64, fire func(i int, due time.Time)) (skipped []int) {
 	n := int(rate * d.Seconds())
 	var wg sync.WaitGroup
@@ -58,8 +57,7 @@ func OpenLoop(ctx context.Context, rate float64, d time.Duration, limit int64, f
 }
 
 // Pct returns the q-quantile (0 < q ≤ 1) of ds by the nearest-rank method:
-// the smallest value at least a fraction q of ds do not exceed. It is the one
-// percentile of the process-level tests and the benchmark.
+// the smallest value at least a fraction q of ds do not exceed.
 func Pct(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -72,10 +70,9 @@ func Pct(ds []time.Duration, q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// BackToBaseline is the one "back to baseline" wait of the process-level
-// tests and the benchmark: it calls back at once and then every poll, until
-// back reports true or within has passed (the last call is made after
-// within), and returns how long that took and whether back came true.
+// BackToBaseline calls back at once and then every poll, until back reports
+// true or within has passed (the last call is made after within), and
+// returns how long that took and whether back came true.
 func BackToBaseline(within, poll time.Duration, back func() bool) (time.Duration, bool) {
 	start := time.Now()
 	for {
