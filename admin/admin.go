@@ -14,8 +14,10 @@
 //     audit log included.
 //   - Every accepted change writes exactly one audit_events row, in the same
 //     transaction as the change (package store does both).
-//   - Secrets (legacy tokens, sign-in links) are 32 bytes from crypto/rand,
-//     printed once on stdout and handed to the store only as SHA-256 hashes.
+//   - Secrets (legacy tokens, sign-in links) are made and hashed by
+//     oauth.NewSecret and oauth.Hash, as every secret the server checks, so
+//     one definition decides what it accepts; each is printed once on stdout
+//     and handed to the store only as its hash.
 //
 // Exit status (app.ExitCode): nil, or flag.ErrHelp (help went to stdout) → 0;
 // an error wrapping ErrUsage → 2 (Run printed the reason on stderr); any
@@ -151,7 +153,6 @@ func run(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
 	e.cmd = c
-	defer e.close()
 	err := e.exec(ctx, args[1:])
 	var ce *cmdError
 	switch {
@@ -189,6 +190,7 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer db.Close()
 	return act(ctx, db)
 }
 
@@ -209,8 +211,7 @@ func printTable(w io.Writer) {
 	fmt.Fprintf(w, "\nEvery command accepts --json and --help. Run heyaira-admin <command> --help for its flags.\n")
 }
 
-// env is what a command may use: injected I/O and configuration, and the
-// database, opened only after the command has validated its input.
+// env is what a command may use: injected I/O and configuration.
 type env struct {
 	prog   string // starts each line on stderr
 	cmd    Command
@@ -219,7 +220,6 @@ type env struct {
 	stderr io.Writer
 	schema string
 	gh     githubHooks
-	db     *store.DB
 }
 
 // open connects to HEYAIRA_DATABASE_URL and, unless migrating, checks the
@@ -239,14 +239,7 @@ func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 			return nil, err
 		}
 	}
-	e.db = db
 	return db, nil
-}
-
-func (e *env) close() {
-	if e.db != nil {
-		e.db.Close()
-	}
 }
 
 // cmdError is a command's one-line reason for failing. It wraps ErrUsage

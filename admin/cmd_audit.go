@@ -22,12 +22,6 @@ import (
 // rows older than a date, then delete exactly those) and audit-stats (how big
 // the log is). docs/admin.md "Audit retention" gives the policy.
 
-// Bounds of audit --limit.
-const (
-	defaultAuditLimit = 1000
-	maxAuditLimit     = 100000
-)
-
 func runAudit(f *flags) action {
 	f.exactlyOne("project-id", "account-id")
 	project := f.optional("project-id", "show the events of this project `id`", needUUID)
@@ -40,8 +34,8 @@ func runAudit(f *flags) action {
 			}
 			return nil
 		})
-	limit := f.Int("limit", defaultAuditLimit, "show at most `n` events, oldest first (1 to 100000)")
-	f.need(func() error { return between("limit", int64(*limit), 1, maxAuditLimit) })
+	limit := f.Int("limit", 1000, "show at most `n` events, oldest first (1 to 100000)")
+	f.need(func() error { return between("limit", int64(*limit), 1, 100000) })
 	return func(ctx context.Context, db *store.DB) (err error) {
 		out := struct {
 			ProjectID string             `json:"project_id,omitempty"`

@@ -12,9 +12,7 @@ import (
 )
 
 // This file holds the credential commands: issue-legacy-token, list-grants,
-// revoke-grant and revoke-token. Their secrets are made and hashed as every
-// secret the server checks (oauth.NewSecret, oauth.Hash), so that one
-// definition decides what the server accepts.
+// revoke-grant and revoke-token.
 
 func runIssueLegacyToken(f *flags) action {
 	e := f.e

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,11 +68,11 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	if err != nil {
 		return fmt.Errorf("cursor key file %s: %w", cfg.cursorKeyFile, err)
 	}
-	// Key ids are not secret (cursor package doc): they show which key signs.
 	if ranges := server.TrustedRanges(cfg.trustedProxies); len(ranges) > 0 {
 		logger.Warn("HEYAIRA_TRUSTED_PROXIES holds ranges, not only proxy addresses: a client inside one can choose the address its limits are charged to; list each proxy's own address",
 			"ranges", ranges)
 	}
+	// Key ids are not secret (cursor package doc): they show which key signs.
 	logger.Info("cursor keys", "key_ids", cursors.KeyIDs())
 	cimd, err := server.NewCIMD(cfg.cimdHosts, hooks.CIMDDial, hooks.CIMDRoots)
 	if err != nil {
@@ -97,12 +98,9 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	db.SetMaxConns(cfg.dbMaxConns)
 
 	janitorCtx, stopJanitor := context.WithCancel(ctx)
-	janitorDone := make(chan struct{})
-	go func() {
-		defer close(janitorDone)
-		janitor(janitorCtx, purgeEvery, purgeRound(db, logger, purgeEvery, purgeKeep))
-	}()
-	defer func() { stopJanitor(); <-janitorDone }() // before db.Close
+	var janitorDone sync.WaitGroup
+	janitorDone.Go(func() { janitor(janitorCtx, purgeEvery, purgeRound(db, logger, purgeEvery, purgeKeep)) })
+	defer func() { stopJanitor(); janitorDone.Wait() }() // before db.Close
 
 	draining := &atomic.Bool{}
 	scfg := server.Config{
