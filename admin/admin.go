@@ -243,9 +243,8 @@ func (e *env) open(ctx context.Context, migrating bool) (*store.DB, error) {
 }
 
 // cmdError is a command's one-line reason for failing. It wraps ErrUsage
-// when the command line itself is wrong; otherwise the command failed after
-// its input was accepted (a rule that needs the database refused it, or the
-// database could not answer) and it wraps that error.
+// when the command line is wrong, else the error of the accepted command (a
+// rule that needs the database refused it, or the database did not answer).
 type cmdError struct {
 	cmd string
 	msg string

@@ -28,7 +28,6 @@ type githubHooks struct {
 	now     func() time.Time
 }
 
-// errSkipCheck is returned by githubClient when no App is configured.
 var errSkipCheck = errors.New("the App is not configured")
 
 // githubClient builds a client from the App configuration, or returns
@@ -56,10 +55,8 @@ func (e *env) githubClient() (*github.Client, error) {
 }
 
 // verifySource reads the new source's document through the App, at its
-// commit or at the head of its branch. It returns nil when GitHub serves it
-// as a readable file, or when no App is configured (after the note on
-// stderr). A source whose repository is not linked is left to the store,
-// which refuses it with its own message.
+// commit or at the head of its branch. A source whose repository is not
+// linked is left to the store, which refuses it with its own message.
 func (e *env) verifySource(ctx context.Context, db *store.DB, in store.NewDocumentSource) error {
 	gh, err := e.githubClient()
 	if errors.Is(err, errSkipCheck) {
