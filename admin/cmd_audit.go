@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,7 +64,7 @@ func runAudit(f *flags) action {
 						details = string(b)
 					}
 					return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", ev.ID, stamp(&ev.At), ev.Actor, ev.Action,
-						orElse(ev.ProjectID, "-"), ev.Target, ev.Outcome, printable(details))
+						cmp.Or(ev.ProjectID, "-"), ev.Target, ev.Outcome, printable(details))
 				})
 		})
 	}
@@ -126,13 +127,13 @@ func runPruneAudit(f *flags) action {
 			ce.msg += note
 			return ce
 		}
-		summary := e.stdout
+		summary, name := e.stdout, printable(*export)
 		if *export == "-" {
-			summary = e.stderr // stdout holds the rows
+			summary, name = e.stderr, "stdout" // stdout holds the rows
 		}
 		return f.outputTo(summary, pruneOutput{p, false, export}, nil, func(w io.Writer) {
 			fmt.Fprintf(w, "pruned %d audit row(s) older than %s%s, exported to %s first\n",
-				p.Rows, stamp(&p.Before), spanText(p.AuditSpan), exportName(*export))
+				p.Rows, stamp(&p.Before), spanText(p.AuditSpan), name)
 		})
 	}
 }
@@ -142,13 +143,6 @@ type pruneOutput struct {
 	store.AuditPrune
 	DryRun bool    `json:"dry_run"`
 	Export *string `json:"export"` // the file as given, "-" for stdout; null in a dry run
-}
-
-func exportName(path string) string {
-	if path == "-" {
-		return "stdout"
-	}
-	return printable(path)
 }
 
 // spanText describes a span in a sentence: " (ids 1–9, 2026-01-01T… to …)".

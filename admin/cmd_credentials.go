@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -58,7 +59,7 @@ func runListGrants(f *flags) action {
 		return f.output(out, err, func(w io.Writer) {
 			table(w, "GRANT ID\tCLIENT\tPRINCIPAL\tSCOPES\tCREATED\tREVOKED\tACTIVE TOKENS", grants,
 				func(g store.GrantSummary) string {
-					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(orElse(g.ClientName, `""`)),
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", g.ID, printable(cmp.Or(g.ClientName, `""`)),
 						printable(g.PrincipalName), strings.Join(g.Scopes, " "), stamp(&g.CreatedAt), stamp(g.RevokedAt),
 						len(g.ActiveTokens))
 				})

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func runSigninLink(f *flags) action {
 	e := f.e
 	principal := f.id("principal-id", "the `id` of the principal who will sign in")
 	var base string
-	f.needEnv(func() (err error) {
+	f.beforeOpen = append(f.beforeOpen, func() (err error) {
 		base, err = publicurl.Check(e.getenv("HEYAIRA_PUBLIC_URL")) // the server's own rule
 		return err
 	})
@@ -120,7 +121,7 @@ var runListPrincipals = byID("account-id", "the account `id`", (*store.DB).ListP
 		table(w, "PRINCIPAL ID\tNAME\tCREATED\tDISABLED\tLIVE GRANTS\tLIVE SESSIONS\tPROJECTS", list,
 			func(u store.PrincipalSummary) string {
 				return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", u.ID, printable(u.Name), stamp(&u.CreatedAt),
-					stamp(u.DisabledAt), u.LiveGrants, u.LiveSessions, orElse(strings.Join(u.ProjectIDs, " "), "-"))
+					stamp(u.DisabledAt), u.LiveGrants, u.LiveSessions, cmp.Or(strings.Join(u.ProjectIDs, " "), "-"))
 			})
 	})
 

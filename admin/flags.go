@@ -34,9 +34,6 @@ type flags struct {
 	beforeOpen []func() error // checks of the environment: their errors are failures, not usage errors
 }
 
-// needEnv adds a check of the environment, run after the command line's.
-func (f *flags) needEnv(check func() error) { f.beforeOpen = append(f.beforeOpen, check) }
-
 // need adds a check of the command line; its error text names the flag.
 func (f *flags) need(check func() error) { f.checks = append(f.checks, check) }
 
@@ -190,13 +187,6 @@ func status(revoked bool, word string) string {
 		return word
 	}
 	return "active"
-}
-
-func orElse(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // Checks. Each returns nil or an error whose text names the flag.

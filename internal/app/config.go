@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -37,7 +38,7 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		databaseURL:   getenv("HEYAIRA_DATABASE_URL"),
-		listenAddr:    orDefault(getenv("HEYAIRA_LISTEN_ADDR"), "127.0.0.1:8080"),
+		listenAddr:    cmp.Or(getenv("HEYAIRA_LISTEN_ADDR"), "127.0.0.1:8080"),
 		cursorKeyFile: getenv("HEYAIRA_CURSOR_KEY_FILE"),
 		githubAppID:   strings.TrimSpace(getenv("HEYAIRA_GITHUB_APP_ID")),
 		githubKeyFile: getenv("HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"),
@@ -140,11 +141,4 @@ func envInt(getenv func(string) string, name string, lo, hi, def int) (int, erro
 		return 0, fmt.Errorf("%s must be a whole number from %d to %d", name, lo, hi)
 	}
 	return n, nil
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

@@ -27,9 +27,6 @@ const usage = `usage:
 // can run it in parallel (os.Environ gives Serve only names to warn about).
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
 	schemaSQL string) error {
-	if len(args) == 0 {
-		args = []string{"heyaira"}
-	}
 	if ProgramName(args) == "heyaira-admin" {
 		return admin.Run(ctx, args[1:], getenv, stdout, stderr, schemaSQL)
 	}
