@@ -265,10 +265,10 @@ func failed(cmd string, err error) error {
 	case errors.Is(err, store.ErrSchemaMissing):
 		msg = "database schema missing: run heyaira-admin migrate"
 	case errors.Is(err, store.ErrUnavailable):
-		msg = "database unavailable: " + msg
 		if oe, ok := errors.AsType[*store.OpError](err); ok {
-			msg = "database unavailable: " + oe.Cause.Error()
+			msg = oe.Cause.Error()
 		}
+		msg = "database unavailable: " + msg
 	}
 	// One line, whatever the driver said.
 	return &cmdError{cmd: cmd, msg: strings.Join(strings.Fields(msg), " "), err: err}

@@ -19,12 +19,11 @@ import (
 const (
 	dbWaitFirst = 500 * time.Millisecond
 	dbWaitMax   = 10 * time.Second
+	// dbWaitEnv bounds the whole wait, in seconds; 0 (the default) waits until
+	// the database answers or serve is stopped, as a running server does when
+	// its database goes away.
+	dbWaitEnv = "HEYAIRA_DB_WAIT_SECONDS"
 )
-
-// dbWaitEnv bounds the whole wait, in seconds; 0 (the default) waits until
-// the database answers or serve is stopped, as a running server does when
-// its database goes away.
-const dbWaitEnv = "HEYAIRA_DB_WAIT_SECONDS"
 
 // errStoppedWaiting: serve was stopped (SIGTERM) while it waited; it exits 0.
 var errStoppedWaiting = errors.New("stopped while waiting for the database")
