@@ -68,24 +68,23 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.trustedProxies, err = server.ParseTrustedProxies(getenv("HEYAIRA_TRUSTED_PROXIES")); err != nil {
 		return c, err
 	}
-	if c.githubInFlight, err = envInt(getenv, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0); err != nil {
-		return c, err
-	}
-	if c.dbMaxConns, err = envInt(getenv, "HEYAIRA_DB_MAX_CONNS", 1, 1000, store.DefaultMaxConns); err != nil {
-		return c, err
-	}
-	if c.replicas, err = envInt(getenv, "HEYAIRA_REPLICAS", 1, 64, 1); err != nil {
-		return c, err
-	}
-	drain, err := envInt(getenv, "HEYAIRA_DRAIN_SECONDS", 0, 300, 5)
-	if err != nil {
-		return c, err
+	var drain, wait int // seconds
+	for _, v := range []struct {
+		dst         *int
+		name        string
+		lo, hi, def int
+	}{
+		{&c.githubInFlight, "HEYAIRA_GITHUB_MAX_INFLIGHT", 1, 1000, 0},
+		{&c.dbMaxConns, "HEYAIRA_DB_MAX_CONNS", 1, 1000, store.DefaultMaxConns},
+		{&c.replicas, "HEYAIRA_REPLICAS", 1, 64, 1},
+		{&drain, "HEYAIRA_DRAIN_SECONDS", 0, 300, 5},
+		{&wait, dbWaitEnv, 0, 86400, 0},
+	} {
+		if *v.dst, err = envInt(getenv, v.name, v.lo, v.hi, v.def); err != nil {
+			return c, err
+		}
 	}
 	c.drainDelay = time.Duration(drain) * time.Second
-	wait, err := envInt(getenv, dbWaitEnv, 0, 86400, 0)
-	if err != nil {
-		return c, err
-	}
 	c.dbWait = time.Duration(wait) * time.Second
 	if c.databaseURL == "" {
 		return c, errors.New("HEYAIRA_DATABASE_URL is required")
