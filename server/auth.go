@@ -68,11 +68,11 @@ func parseBearer(h string) (string, bool) {
 const b64tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
 
 func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg string) {
-	v := `Bearer resource_metadata="` + cfg.resourceMetadataURL() + `"`
+	v := "Bearer "
 	if invalid {
-		v = `Bearer error="invalid_token", resource_metadata="` + cfg.resourceMetadataURL() + `"`
+		v += `error="invalid_token", `
 	}
-	w.Header().Set("WWW-Authenticate", v)
+	w.Header().Set("WWW-Authenticate", v+`resource_metadata="`+cfg.resourceMetadataURL()+`"`)
 	writeRPCError(w, http.StatusUnauthorized, nil, &rpcError{codeInvalidRequest, msg})
 }
 

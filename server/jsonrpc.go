@@ -119,17 +119,21 @@ func isIDValue(raw json.RawMessage) bool {
 // and without the cut a 1 MiB key came back as 7 MiB of escapes.
 func quote(s string) string {
 	if len(s) > maxQuoted {
-		cut := maxQuoted
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = cutUTF8(s, maxQuoted) + "…"
 	}
 	b, _ := json.Marshal(s)
 	return string(b)
 }
 
 const maxQuoted = 64
+
+// cutUTF8 is s cut to at most n < len(s) bytes, at a character boundary.
+func cutUTF8(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // rpcResponse is a success; rpcErrorResponse is a failure. They are separate
 // types so that a response never carries both "result" and "error", nor

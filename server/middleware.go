@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-	"unicode/utf8"
 )
 
 type ctxKey int
@@ -128,12 +127,7 @@ func truncateAttr(a slog.Attr) slog.Attr {
 	if a.Value.Kind() != slog.KindString || len(a.Value.String()) <= maxLogValue {
 		return a
 	}
-	s := a.Value.String()
-	n := maxLogValue
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return slog.String(a.Key, s[:n]+"…(truncated)")
+	return slog.String(a.Key, cutUTF8(a.Value.String(), maxLogValue)+"…(truncated)")
 }
 
 // withRecover turns a panic into a 500 and one log line. The panic value is

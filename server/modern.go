@@ -19,7 +19,7 @@ import (
 var modernVersions = []string{"2026-07-28"}
 
 // allVersions is every revision served, newest first.
-var allVersions = append(append([]string(nil), modernVersions...), supportedVersions...)
+var allVersions = slices.Concat(modernVersions, supportedVersions)
 
 const (
 	codeHeaderMismatch      = -32020
@@ -53,9 +53,7 @@ func modernMeta(params json.RawMessage) (version string, caps, modern bool) {
 	}
 	raw, hasVersion := p.Meta[metaProtocolVersion]
 	_, caps = p.Meta[metaClientCapabilities]
-	if hasVersion {
-		json.Unmarshal(raw, &version)
-	}
+	json.Unmarshal(raw, &version) // absent (nil) or not a string: version stays ""
 	return version, caps, hasVersion || caps
 }
 

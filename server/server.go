@@ -2,14 +2,13 @@
 // server's bearer authorization, the OAuth authorization server's routes, and
 // health and metrics.
 //
-// Every route is registered in routes.go. Every /mcp request is authenticated
-// and re-authorized from the database (token, grant, audience, membership)
-// before anything else happens: a missing or malformed bearer header is
-// refused before the body is read, and the one statement that checks the
-// token runs right after the strict JSON-RPC parse, before any dispatch
-// (authn.go). Each tool's scope is checked before any store write or
-// provider call. Errors reach clients only as stable codes with
-// public messages (errors.go); internal detail is logged with the request id.
+// Every route is registered in routes.go. Every /mcp request is re-authorized
+// from the database (token, grant, audience, membership) before any dispatch:
+// a missing or malformed bearer header is refused before the body is read,
+// the token checked right after the strict JSON-RPC parse (authn.go). Each
+// tool's scope is checked before any store write or provider call. Errors
+// reach clients only as stable codes with public messages (errors.go);
+// internal detail is logged with the request id.
 package server
 
 import (
@@ -55,8 +54,9 @@ type Config struct {
 	GitHubHourlyBudget   int
 	// Replicas is how many replicas share one PostgreSQL (default 1). The
 	// per-principal tool-call budget, the default GitHub cap and each
-	// project's hourly GitHub budget are divided by it, so that the whole deployment stays within one replica's figures
-	// (docs/deploy.md gives the tolerance).
+	// project's hourly GitHub budget are divided by it, so that the whole
+	// deployment stays within one replica's figures (docs/deploy.md gives
+	// the tolerance).
 	Replicas int
 	// GitHubProblem, if set, says why document tools cannot work although
 	// an App was configured (a refused key, a JWT GitHub refused); "" means
