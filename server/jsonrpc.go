@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"unicode/utf8"
 )
 
 // Standard JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -126,14 +125,6 @@ func quote(s string) string {
 }
 
 const maxQuoted = 64
-
-// cutUTF8 is s cut to at most n < len(s) bytes, at a character boundary.
-func cutUTF8(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 // rpcResponse is a success; rpcErrorResponse is a failure. They are separate
 // types so that a response never carries both "result" and "error", nor

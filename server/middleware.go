@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 )
 
 type ctxKey int
@@ -128,6 +129,14 @@ func truncateAttr(a slog.Attr) slog.Attr {
 		return a
 	}
 	return slog.String(a.Key, cutUTF8(a.Value.String(), maxLogValue)+"…(truncated)")
+}
+
+// cutUTF8 cuts s, longer than n bytes, to at most n, at a character boundary.
+func cutUTF8(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // withRecover turns a panic into a 500 and one log line. The panic value is
