@@ -14,10 +14,9 @@ import (
 
 // An /mcp request is authenticated in two steps: the Authorization header
 // before the body is read (bearerHash), then, after the strict JSON-RPC
-// parse, the token from the database in one store call (authorize). For a
-// git_document_get call that same statement also authorizes the read and
-// writes its audit row (read_plan.go). The principal and the read reach the
-// tool as arguments.
+// parse, the token from the database in one store call (authorize), which
+// for a git_document_get call also authorizes the read (read_plan.go). The
+// principal and the read reach the tool as arguments.
 
 // authenticator checks a bearer token (by its hash) and, when pl is not nil,
 // authorizes and audits that read in the same statement, leaving the answer
