@@ -37,11 +37,10 @@ const insertAccountSourceSQL = `
 // unknown account is a *RefusedError (ErrNotFound).
 func (db *DB) AddAccountSource(ctx context.Context, in NewAccountSource) (AccountSource, error) {
 	var s AccountSource
-	return result(&s, db.inTx(ctx, "add account source", func(ctx context.Context, tx *sql.Tx) error {
-		if err := lockAccount(ctx, tx, in.AccountID); err != nil {
+	return result(&s, db.inTx(ctx, "add account source", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if err = lockAccount(ctx, tx, in.AccountID); err != nil {
 			return err
 		}
-		var err error
 		s, err = scanAccountSource(tx.QueryRowContext(ctx, insertAccountSourceSQL, in.AccountID, in.GitHubOwner,
 			in.GitHubRepository, in.GitHubInstallationID, in.Layer, in.Path, in.CommitSHA, in.TrackingRef))
 		if err != nil {

@@ -10,9 +10,8 @@ const documentSourceSelect = `
 	       s.profile, s.fragment_limit, s.created_at, s.revoked_at, r.revoked_at
 	FROM document_sources s JOIN repositories r ON r.id = s.repository_id`
 
-func scanDocumentSource(row sqlScanner) (DocumentSource, error) {
-	var s DocumentSource
-	err := row.Scan(sourceDests(&s)...)
+func scanDocumentSource(row sqlScanner) (s DocumentSource, err error) {
+	err = row.Scan(sourceDests(&s)...)
 	return s, err
 }
 

@@ -55,21 +55,20 @@ type PrincipalChange struct {
 	LiveLegacyTokens []LegacyToken `json:"-"`
 }
 
-const deleteMemberSQL = `
-	DELETE FROM project_members WHERE project_id = $1 AND principal_id = $2
-	RETURNING created_at, now()`
-
-// revokePairGrantsSQL revokes the live grants of (principal, project).
-const revokePairGrantsSQL = `
-	UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
-	WHERE principal_id = $1 AND project_id = $2 AND revoked_at IS NULL`
-
-// revokePairTokensSQL revokes every live token of every grant, live or
-// not, of (principal, project).
-const revokePairTokensSQL = `
-	UPDATE oauth_tokens SET revoked_at = now()
-	WHERE revoked_at IS NULL AND grant_id IN (
-		SELECT id FROM oauth_grants WHERE principal_id = $1 AND project_id = $2)`
+// The statements of RemoveMember. The pair's tokens are revoked whether
+// their grant is live or not.
+const (
+	deleteMemberSQL = `
+		DELETE FROM project_members WHERE project_id = $1 AND principal_id = $2
+		RETURNING created_at, now()`
+	revokePairGrantsSQL = `
+		UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
+		WHERE principal_id = $1 AND project_id = $2 AND revoked_at IS NULL`
+	revokePairTokensSQL = `
+		UPDATE oauth_tokens SET revoked_at = now()
+		WHERE revoked_at IS NULL AND grant_id IN (
+			SELECT id FROM oauth_grants WHERE principal_id = $1 AND project_id = $2)`
+)
 
 // RemoveMember ends a principal's membership of a project and revokes every
 // grant and token of the principal in that project, in one transaction, and
@@ -164,10 +163,11 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 		if err != nil {
 			return err
 		}
-		details := c.counts()
-		details["live_legacy_tokens"] = len(c.LiveLegacyTokens)
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.disable",
-			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK, Details: details})
+			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK,
+			Details: map[string]any{"grants_revoked": c.GrantsRevoked, "tokens_revoked": c.TokensRevoked,
+				"sessions_revoked": c.SessionsRevoked, "signin_links_revoked": c.LinksRevoked,
+				"live_legacy_tokens": len(c.LiveLegacyTokens)}})
 	}))
 }
 
@@ -206,11 +206,6 @@ func (db *DB) RevokeSessions(ctx context.Context, principalID string) (Principal
 			AccountID: c.AccountID, Target: principalID, Outcome: OutcomeOK,
 			Details: map[string]any{"sessions_revoked": c.SessionsRevoked}})
 	}))
-}
-
-func (c PrincipalChange) counts() map[string]any {
-	return map[string]any{"grants_revoked": c.GrantsRevoked, "tokens_revoked": c.TokensRevoked,
-		"sessions_revoked": c.SessionsRevoked, "signin_links_revoked": c.LinksRevoked}
 }
 
 // principalMissingOr explains why a conditional UPDATE of a principal

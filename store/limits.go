@@ -173,14 +173,14 @@ const usageSQL = `
 // *RefusedError (ErrNotFound) for an unknown project.
 func (db *DB) ProjectUsage(ctx context.Context, projectID string) (Usage, error) {
 	u := Usage{ProjectID: projectID}
-	return result(&u, db.inTx(ctx, "project usage", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := lockProject(ctx, tx, projectID); err != nil {
+	return result(&u, db.inTx(ctx, "project usage", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if _, err = lockProject(ctx, tx, projectID); err != nil {
 			return err
 		}
-		var err error
 		if u.Limits, err = projectLimits(ctx, tx, projectID); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, usageSQL, projectID).Scan(&u.MemoryEntries, &u.MemoryBytes, &u.Tasks, &u.Workflows)
+		return tx.QueryRowContext(ctx, usageSQL, projectID).Scan(&u.MemoryEntries, &u.MemoryBytes, &u.Tasks,
+			&u.Workflows)
 	}))
 }

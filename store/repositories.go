@@ -50,7 +50,8 @@ func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository,
 		if err := advisoryLock(ctx, tx, lockAllowlist, in.ProjectID); err != nil {
 			return err
 		}
-		old, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL, in.ProjectID, in.GitHubOwner, in.GitHubRepository))
+		old, err := scanRepository(tx.QueryRowContext(ctx, activeRepositorySQL,
+			in.ProjectID, in.GitHubOwner, in.GitHubRepository))
 		switch {
 		case err == nil:
 			return refused(ErrConflict, "repository %s/%s is already linked to project %s (repository id %s)",
@@ -63,11 +64,8 @@ func (db *DB) LinkRepository(ctx context.Context, in NewRepository) (Repository,
 		if err != nil {
 			return err
 		}
-		details := map[string]any{
-			"github_owner":           r.GitHubOwner,
-			"github_repository":      r.GitHubRepository,
-			"github_installation_id": r.GitHubInstallationID,
-		}
+		details := map[string]any{"github_owner": r.GitHubOwner, "github_repository": r.GitHubRepository,
+			"github_installation_id": r.GitHubInstallationID}
 		if r.GitHubRepositoryID != nil {
 			details["github_repository_id"] = *r.GitHubRepositoryID
 		}

@@ -108,12 +108,11 @@ const revokeDocumentSourceSQL = `
 // already revoked source is a *RefusedError.
 func (db *DB) RevokeDocumentSource(ctx context.Context, sourceID string) (DocumentSource, error) {
 	var s DocumentSource
-	return result(&s, db.inTx(ctx, "revoke document source", func(ctx context.Context, tx *sql.Tx) error {
+	return result(&s, db.inTx(ctx, "revoke document source", func(ctx context.Context, tx *sql.Tx) (err error) {
 		var id string
-		if err := tx.QueryRowContext(ctx, revokeDocumentSourceSQL, sourceID).Scan(&id); err != nil {
+		if err = tx.QueryRowContext(ctx, revokeDocumentSourceSQL, sourceID).Scan(&id); err != nil {
 			return missingOrRevoked(ctx, tx, err, "document_sources", "document source", sourceID)
 		}
-		var err error
 		if s, err = scanDocumentSource(tx.QueryRowContext(ctx, documentSourceSelect+` WHERE s.id = $1`, id)); err != nil {
 			return err
 		}

@@ -123,18 +123,14 @@ func (db *DB) Migrate(ctx context.Context, schema string) error {
 
 // CheckSchema returns ErrSchemaMissing unless schema.sql has been applied.
 func (db *DB) CheckSchema(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	var ok bool
-	err := db.sql.QueryRowContext(ctx, `SELECT to_regclass('heyaira_schema') IS NOT NULL
-		AND to_regclass('audit_events') IS NOT NULL`).Scan(&ok)
-	if err != nil {
-		return wrap("check schema", err)
+	ok, err := queryOne(ctx, db, "check schema", func(row sqlScanner) (ok bool, err error) {
+		err = row.Scan(&ok)
+		return ok, err
+	}, `SELECT to_regclass('heyaira_schema') IS NOT NULL AND to_regclass('audit_events') IS NOT NULL`)
+	if err == nil && !ok {
+		err = ErrSchemaMissing
 	}
-	if !ok {
-		return ErrSchemaMissing
-	}
-	return nil
+	return err
 }
 
 // inTx runs fn in a transaction under the query deadline and commits if fn succeeds.

@@ -20,9 +20,8 @@ type Task struct {
 
 const taskColumns = `id::text, project_id::text, title, body, status, created_by, created_at, updated_at`
 
-func scanTask(row sqlScanner) (Task, error) {
-	var t Task
-	err := row.Scan(&t.ID, &t.ProjectID, &t.Title, &t.Body, &t.Status, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+func scanTask(row sqlScanner) (t Task, err error) {
+	err = row.Scan(&t.ID, &t.ProjectID, &t.Title, &t.Body, &t.Status, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
 	return t, err
 }
 

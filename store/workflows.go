@@ -138,14 +138,13 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 	if w.ParentID != "" {
 		action = "workflow.correct"
 	}
-	return result(&out, db.inTx(ctx, "create workflow", func(ctx context.Context, tx *sql.Tx) error {
-		if err := recheckConfig(ctx, tx, w); err != nil {
+	return result(&out, db.inTx(ctx, "create workflow", func(ctx context.Context, tx *sql.Tx) (err error) {
+		if err = recheckConfig(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := checkRows(ctx, tx, quotaWorkflow, "workflows", w.ProjectID, DefaultLimits.Workflows); err != nil {
+		if err = checkRows(ctx, tx, quotaWorkflow, "workflows", w.ProjectID, DefaultLimits.Workflows); err != nil {
 			return err
 		}
-		var err error
 		out, err = scanWorkflow(tx.QueryRowContext(ctx, insertWorkflowSQL, w.ProjectID, w.TaskID, w.Profile,
 			w.Mode, w.ParentID, string(w.Contract), w.CreatedBy))
 		if err != nil {
@@ -160,13 +159,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w NewWorkflow) (Workflow, erro
 func recheckConfig(ctx context.Context, tx *sql.Tx, w NewWorkflow) error {
 	if w.ParentID == "" {
 		now, err := loadDispatchConfig(ctx, tx, w.ProjectID, w.Profile, w.Mode, ` FOR SHARE`)
-		if err != nil {
-			return err
+		if err == nil && !sameConfig(now, w.Config) {
+			err = ErrConfigChanged
 		}
-		if !sameConfig(now, w.Config) {
-			return ErrConfigChanged
-		}
-		return nil
+		return err
 	}
 	for _, s := range []*AccountSource{w.Config.Core, w.Config.Mode} {
 		if s == nil {
