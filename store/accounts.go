@@ -113,8 +113,7 @@ func (db *DB) AddMember(ctx context.Context, projectID, principalID string) (Mem
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRowContext(ctx, insertMemberSQL, projectID, principalID).Scan(&m.CreatedAt)
-		if err != nil {
+		if err = tx.QueryRowContext(ctx, insertMemberSQL, projectID, principalID).Scan(&m.CreatedAt); err != nil {
 			return noRows(err, ErrConflict, "principal %s is already a member of project %s", principalID, projectID)
 		}
 		m.AccountID = p.AccountID

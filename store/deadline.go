@@ -23,7 +23,7 @@ const ioTimeout = QueryTimeout + 250*time.Millisecond
 // read, so the deadline never ends a healthy idle connection.
 type deadlineDialer struct {
 	d       net.Dialer
-	timeout atomic.Int64 // nanoseconds; raised for the duration of Migrate
+	timeout atomic.Int64 // nanoseconds; raised for the duration of a longTx
 }
 
 func newDeadlineDialer() *deadlineDialer {

@@ -103,8 +103,7 @@ func (db *DB) RemoveMember(ctx context.Context, projectID, principalID string) (
 			projectID).Scan(&r.MembersLeft); err != nil {
 			return err
 		}
-		r.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveProjectLegacyTokensSQL, projectID)
-		if err != nil {
+		if r.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveProjectLegacyTokensSQL, projectID); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "project_member.remove",
@@ -159,8 +158,7 @@ func (db *DB) DisablePrincipal(ctx context.Context, principalID string) (Princip
 				return err
 			}
 		}
-		c.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveMemberLegacyTokensSQL, principalID)
-		if err != nil {
+		if c.LiveLegacyTokens, err = all(ctx, tx, scanLegacyToken, liveMemberLegacyTokensSQL, principalID); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "principal.disable",

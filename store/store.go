@@ -112,8 +112,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Migrate applies schema, which must be idempotent, in a single transaction.
 func (db *DB) Migrate(ctx context.Context, schema string) error {
-	// The schema is one long statement: let its answer take as long as the
-	// migration may (migrations run alone, from the admin CLI).
+	// The schema is one long statement: let its answer take as long as the migration may.
 	return db.longTx(ctx, "migrate", 60*time.Second, nil, func(ctx context.Context, tx *sql.Tx) error {
 		// No arguments: lib/pq uses the simple protocol, so the multi-statement file runs as one.
 		_, err := tx.ExecContext(ctx, schema)
