@@ -55,10 +55,9 @@ const limitsSQL = `
 	FROM (SELECT $1::uuid AS project_id) p
 	LEFT JOIN project_limits l ON l.project_id = p.project_id`
 
-func projectLimits(ctx context.Context, q querier, projectID string) (Limits, error) {
+func projectLimits(ctx context.Context, q querier, projectID string) (l Limits, err error) {
 	d := DefaultLimits
-	var l Limits
-	err := q.QueryRowContext(ctx, limitsSQL, projectID, d.GitHubRequestsHourly, d.MemoryEntries,
+	err = q.QueryRowContext(ctx, limitsSQL, projectID, d.GitHubRequestsHourly, d.MemoryEntries,
 		d.MemoryBytes, d.Tasks, d.Workflows).Scan(&l.GitHubRequestsHourly, &l.MemoryEntries,
 		&l.MemoryBytes, &l.Tasks, &l.Workflows)
 	return l, err

@@ -77,14 +77,11 @@ const deleteMemorySQL = `DELETE FROM memories WHERE project_id = $1 AND key = $2
 func (db *DB) DeleteMemory(ctx context.Context, projectID, key string) error {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	res, err := db.sql.ExecContext(ctx, deleteMemorySQL, projectID, key)
-	if err != nil {
-		return wrap("delete memory", err)
+	n, err := execCount(ctx, db.sql, deleteMemorySQL, projectID, key)
+	if err == nil && n == 0 {
+		err = ErrNotFound
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return wrap("delete memory", err)
 }
 
 const listMemorySQL = `

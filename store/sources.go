@@ -71,9 +71,13 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 		err = tx.QueryRowContext(ctx, duplicateSourceSQL, repo.ID, in.Role, in.Path,
 			in.CommitSHA, in.TrackingRef, in.Profile).Scan(&id)
 		if err == nil {
+			at := "branch " + in.TrackingRef
+			if in.CommitSHA != "" {
+				at = "commit " + in.CommitSHA
+			}
 			return refused(ErrConflict, "document source %s already allowlists %s %s of %s/%s at %s: "+
 				"use it, or revoke it first with heyaira-admin revoke-document-source --source-id %s",
-				id, in.Role, in.Path, repo.GitHubOwner, repo.GitHubRepository, pin(in.CommitSHA, in.TrackingRef), id)
+				id, in.Role, in.Path, repo.GitHubOwner, repo.GitHubRepository, at, id)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -89,14 +93,6 @@ func (db *DB) AddDocumentSource(ctx context.Context, in NewDocumentSource) (Docu
 			ProjectID: p.ID, AccountID: p.AccountID, Target: s.ID, Outcome: OutcomeOK,
 			Details: sourceDetails(s.RepositoryID, s.Role, s.Path, s.CommitSHA, s.TrackingRef, s.Profile, s.FragmentLimit)})
 	}))
-}
-
-// pin names a source's commit or tracked branch in a message.
-func pin(commit, track string) string {
-	if commit != "" {
-		return "commit " + commit
-	}
-	return "branch " + track
 }
 
 const revokeDocumentSourceSQL = `
