@@ -64,11 +64,11 @@ const getMemorySQL = `
 
 // GetMemory returns one entry, or ErrNotFound.
 func (db *DB) GetMemory(ctx context.Context, projectID, key string) (Memory, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	m := Memory{MemoryInfo: MemoryInfo{Key: key}}
-	err := db.sql.QueryRowContext(ctx, getMemorySQL, projectID, key).Scan(&m.Content, &m.Bytes, &m.UpdatedAt)
-	return m, wrap("get memory", err)
+	return queryOne(ctx, db, "get memory", func(row sqlScanner) (m Memory, err error) {
+		m.Key = key
+		err = row.Scan(&m.Content, &m.Bytes, &m.UpdatedAt)
+		return m, err
+	}, getMemorySQL, projectID, key)
 }
 
 const deleteMemorySQL = `DELETE FROM memories WHERE project_id = $1 AND key = $2`
