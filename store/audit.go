@@ -69,20 +69,14 @@ func (db *DB) Audit(ctx context.Context, e AuditEvent) error {
 	return wrap("audit", err)
 }
 
-// auditEventColumns are the columns scanAuditEvent reads.
 const auditEventColumns = `id, at, actor, action, COALESCE(project_id::text, ''), COALESCE(account_id::text, ''),
 	       target, outcome, details`
 
-const listAuditSQL = `
-	SELECT ` + auditEventColumns + `
-	FROM audit_events
-	WHERE project_id = $1 AND at >= $2
-	ORDER BY id
-	LIMIT $3`
-
 // ListAudit returns up to limit audit events of a project since a time, oldest first.
 func (db *DB) ListAudit(ctx context.Context, projectID string, since time.Time, limit int) ([]AuditEvent, error) {
-	return queryAll(ctx, db, "list audit", scanAuditEvent, listAuditSQL, projectID, since, limit)
+	return queryAll(ctx, db, "list audit", scanAuditEvent, `
+		SELECT `+auditEventColumns+` FROM audit_events WHERE project_id = $1 AND at >= $2 ORDER BY id LIMIT $3`,
+		projectID, since, limit)
 }
 
 // scanAuditEvent reads one row of auditEventColumns.

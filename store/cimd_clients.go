@@ -24,16 +24,12 @@ type CIMDClient struct {
 	FreshUntil time.Time
 }
 
-const selectCIMDClientSQL = `
-	SELECT id, client_name, redirect_uris, metadata, created_at, metadata_url, fetched_at, fresh_until
-	FROM oauth_clients WHERE metadata_url = $1`
-
 // CIMDClientByURL returns the stored client for a metadata document URL,
 // fresh or not, or ErrNotFound.
 func (db *DB) CIMDClientByURL(ctx context.Context, url string) (CIMDClient, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	return scanCIMDClient(db.sql.QueryRowContext(ctx, selectCIMDClientSQL, url))
+	return queryOne(ctx, db, "cimd client", scanCIMDClient, `
+		SELECT id, client_name, redirect_uris, metadata, created_at, metadata_url, fetched_at, fresh_until
+		FROM oauth_clients WHERE metadata_url = $1`, url)
 }
 
 // upsertCIMDClientSQL stores a valid document. Two replicas fetching the
@@ -55,18 +51,15 @@ func (db *DB) SaveCIMDClient(ctx context.Context, c CIMDClient) (CIMDClient, err
 		return CIMDClient{}, err
 	}
 	return txValue(ctx, db, "save cimd client", func(ctx context.Context, tx *sql.Tx) (CIMDClient, error) {
-		return scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs), meta,
-			c.URL, c.FetchedAt, c.FreshUntil))
+		saved, err := scanCIMDClient(tx.QueryRowContext(ctx, upsertCIMDClientSQL, c.Name, pq.Array(c.RedirectURIs),
+			meta, c.URL, c.FetchedAt, c.FreshUntil))
+		return saved, wrap("cimd client", err)
 	})
 }
 
-func scanCIMDClient(row *sql.Row) (CIMDClient, error) {
-	var c CIMDClient
-	var err error
-	if c.Client, err = scanClient(row, &c.URL, &c.FetchedAt, &c.FreshUntil); err != nil {
-		return CIMDClient{}, wrap("cimd client", err)
-	}
-	return c, nil
+func scanCIMDClient(row sqlScanner) (c CIMDClient, err error) {
+	c.Client, err = scanClient(row, &c.URL, &c.FetchedAt, &c.FreshUntil)
+	return c, err
 }
 
 // isMetadataURL tells a client ID metadata document URL from a uuid.

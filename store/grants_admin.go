@@ -104,15 +104,6 @@ func (db *DB) ListGrants(ctx context.Context, projectID string) ([]GrantSummary,
 	}))
 }
 
-const revokeGrantSQL = `
-	UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
-	WHERE id = $1 AND revoked_at IS NULL
-	RETURNING project_id, revoked_at`
-
-const revokeGrantTokensSQL = `
-	UPDATE oauth_tokens SET revoked_at = now()
-	WHERE grant_id = $1 AND revoked_at IS NULL`
-
 // RevokeGrant revokes an OAuth grant and every token issued under it, in one
 // transaction, and audits it. An unknown or already revoked grant is a
 // *RefusedError. Pending authorization codes of the grant are left alone:
@@ -120,10 +111,13 @@ const revokeGrantTokensSQL = `
 func (db *DB) RevokeGrant(ctx context.Context, grantID string) (Revocation, error) {
 	r := Revocation{ID: grantID, Kind: "grant"}
 	return result(&r, db.inTx(ctx, "revoke grant", func(ctx context.Context, tx *sql.Tx) (err error) {
-		if err := tx.QueryRowContext(ctx, revokeGrantSQL, grantID).Scan(&r.ProjectID, &r.RevokedAt); err != nil {
+		if err := tx.QueryRowContext(ctx, `UPDATE oauth_grants SET revoked_at = now(), updated_at = now()
+			WHERE id = $1 AND revoked_at IS NULL
+			RETURNING project_id, revoked_at`, grantID).Scan(&r.ProjectID, &r.RevokedAt); err != nil {
 			return missingOrRevoked(ctx, tx, err, "oauth_grants", "grant", grantID)
 		}
-		if r.TokensRevoked, err = execCount(ctx, tx, revokeGrantTokensSQL, grantID); err != nil {
+		if r.TokensRevoked, err = execCount(ctx, tx, `UPDATE oauth_tokens SET revoked_at = now()
+			WHERE grant_id = $1 AND revoked_at IS NULL`, grantID); err != nil {
 			return err
 		}
 		return insertProjectAudit(ctx, tx, AuditEvent{Actor: ActorAdmin, Action: "oauth_grant.revoke",
@@ -137,15 +131,6 @@ const selectTokenForRevokeSQL = `
 	FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 	WHERE t.id = $1
 	FOR UPDATE OF t`
-
-const revokeTokenSQL = `
-	UPDATE oauth_tokens SET revoked_at = now()
-	WHERE id = $1 AND revoked_at IS NULL
-	RETURNING revoked_at`
-
-const revokeFamilySQL = `
-	UPDATE oauth_tokens SET revoked_at = now()
-	WHERE family_id = $1 AND revoked_at IS NULL`
 
 // RevokeOAuthToken revokes an OAuth token and audits it. Revoking a refresh
 // token revokes its whole family (every access and refresh token sharing its
@@ -168,12 +153,14 @@ func (db *DB) RevokeOAuthToken(ctx context.Context, tokenID string) (Revocation,
 		case revoked:
 			return refused(ErrConflict, "token %s is already revoked", tokenID)
 		}
-		if err := tx.QueryRowContext(ctx, revokeTokenSQL, tokenID).Scan(&r.RevokedAt); err != nil {
+		if err := tx.QueryRowContext(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+			WHERE id = $1 AND revoked_at IS NULL RETURNING revoked_at`, tokenID).Scan(&r.RevokedAt); err != nil {
 			return err
 		}
 		r.TokensRevoked = 1
 		if r.Kind == "refresh" {
-			n, err := execCount(ctx, tx, revokeFamilySQL, family)
+			n, err := execCount(ctx, tx, `UPDATE oauth_tokens SET revoked_at = now()
+				WHERE family_id = $1 AND revoked_at IS NULL`, family)
 			if err != nil {
 				return err
 			}

@@ -20,8 +20,5 @@ func (db *DB) ClientGrants(ctx context.Context, clientID, principalID string) (m
 		out[project] = scopes
 		return err
 	}, selectClientGrantsSQL, clientID, principalID)
-	if err != nil {
-		return nil, wrap("client grants", err)
-	}
-	return out, nil
+	return result(&out, wrap("client grants", err))
 }

@@ -108,16 +108,11 @@ func (db *DB) RevokeLegacyToken(ctx context.Context, tokenID string) (LegacyToke
 	}))
 }
 
-const listLegacyTokensSQL = `
-	SELECT ` + legacyTokenColumns + ` FROM legacy_tokens
-	WHERE project_id = $1
-	ORDER BY created_at, id`
-
 // ListLegacyTokens returns every legacy token of a project (never a hash),
 // revoked ones included, oldest first. An unknown project is a *RefusedError.
 func (db *DB) ListLegacyTokens(ctx context.Context, projectID string) ([]LegacyToken, error) {
-	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken,
-		listLegacyTokensSQL, projectID)
+	return listIn(ctx, db, "list legacy tokens", inProject(projectID), scanLegacyToken, `
+		SELECT `+legacyTokenColumns+` FROM legacy_tokens WHERE project_id = $1 ORDER BY created_at, id`, projectID)
 }
 
 // Live legacy tokens: unrevoked and unexpired, by the database clock. They

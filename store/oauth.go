@@ -60,11 +60,6 @@ type clientMetadata struct {
 	GrantTypes []string `json:"grant_types"`
 }
 
-const insertClientSQL = `
-	INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
-	VALUES ($1, $2, $3)
-	RETURNING id, created_at`
-
 // RegisterClient stores a new public client. The caller has validated the
 // name, redirect URIs and grant types; the schema bounds them again.
 func (db *DB) RegisterClient(ctx context.Context, name string, redirectURIs, grantTypes []string) (Client, error) {
@@ -74,13 +69,11 @@ func (db *DB) RegisterClient(ctx context.Context, name string, redirectURIs, gra
 		return Client{}, err
 	}
 	return result(&c, db.inTx(ctx, "register client", func(ctx context.Context, tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, insertClientSQL, name, pq.Array(redirectURIs), meta).Scan(&c.ID, &c.CreatedAt)
+		return tx.QueryRowContext(ctx, `
+			INSERT INTO oauth_clients (client_name, redirect_uris, metadata) VALUES ($1, $2, $3)
+			RETURNING id, created_at`, name, pq.Array(redirectURIs), meta).Scan(&c.ID, &c.CreatedAt)
 	}))
 }
-
-const selectClientSQL = `
-	SELECT id, client_name, redirect_uris, metadata, created_at FROM oauth_clients
-	WHERE id = $1 AND metadata_url IS NULL`
 
 // Client returns a registered client, or ErrNotFound (also for an id that
 // is not a UUID). A metadata document URL finds the client stored for it
@@ -95,7 +88,9 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 		return Client{}, ErrNotFound
 	}
 	scan := func(row sqlScanner) (Client, error) { return scanClient(row) }
-	return queryOne(ctx, db, "client", scan, selectClientSQL, id)
+	return queryOne(ctx, db, "client", scan, `
+		SELECT id, client_name, redirect_uris, metadata, created_at FROM oauth_clients
+		WHERE id = $1 AND metadata_url IS NULL`, id)
 }
 
 // scanClient reads the columns id, client_name, redirect_uris, metadata and

@@ -42,9 +42,6 @@ const insertAuthRequestSQL = `
 		redirect_uri_sent)
 	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, '')::uuid, $10)`
 
-const pendingRequestsSQL = `
-	SELECT count(*) FROM oauth_requests WHERE principal_id = $1 AND used_at IS NULL AND expires_at > $2`
-
 // CreateAuthRequest stores a pending request under the hash of its handle.
 // Past MaxPendingRequests for r.PrincipalID it is a *QuotaError
 // ("pending_requests") and nothing is stored; the count is taken under a
@@ -73,7 +70,8 @@ func checkPending(ctx context.Context, tx *sql.Tx, principalID string, now time.
 		return err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, pendingRequestsSQL, principalID, now).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM oauth_requests
+		WHERE principal_id = $1 AND used_at IS NULL AND expires_at > $2`, principalID, now).Scan(&n); err != nil {
 		return err
 	}
 	if n >= MaxPendingRequests {

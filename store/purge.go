@@ -76,18 +76,17 @@ func (db *DB) PurgeExpired(ctx context.Context, before time.Time) (PurgeCounts, 
 // until a batch deletes fewer than purgeBatch rows, and returns how many
 // rows it deleted, also on an error.
 func (db *DB) purgeAll(ctx context.Context, q string, before time.Time) (int64, error) {
+	batch := func() (int64, error) {
+		ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+		defer cancel()
+		return execCount(ctx, db.sql, q, before, purgeBatch)
+	}
 	var total int64
 	for {
-		n, err := db.purgeOnce(ctx, q, before)
+		n, err := batch()
 		total += n
 		if err != nil || n < purgeBatch {
 			return total, err
 		}
 	}
-}
-
-func (db *DB) purgeOnce(ctx context.Context, q string, before time.Time) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	return execCount(ctx, db.sql, q, before, purgeBatch)
 }

@@ -31,11 +31,6 @@ const redeemLinkSQL = `
 	WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
 	RETURNING id, principal_id`
 
-const insertSessionSQL = `
-	INSERT INTO browser_sessions (token_hash, principal_id, expires_at)
-	VALUES ($1, $2, now() + make_interval(secs => $3))
-	RETURNING id, expires_at`
-
 // RedeemSigninLink uses the sign-in link whose secret hashes to linkHash and
 // starts a session whose secret hashes to sessionHash, in one transaction.
 // oldSessionHash, when not nil, is the browser's previous session cookie: it
@@ -71,8 +66,9 @@ func (db *DB) RedeemSigninLink(ctx context.Context, linkHash, sessionHash, oldSe
 				return err
 			}
 		}
-		if err := tx.QueryRowContext(ctx, insertSessionSQL, sessionHash, s.PrincipalID, SessionTTL.Seconds()).Scan(
-			&s.ID, &s.ExpiresAt); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO browser_sessions (token_hash, principal_id, expires_at)
+			VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING id, expires_at`,
+			sessionHash, s.PrincipalID, SessionTTL.Seconds()).Scan(&s.ID, &s.ExpiresAt); err != nil {
 			return err
 		}
 		return insertAudit(ctx, tx, AuditEvent{Actor: ActorPrincipal(s.PrincipalID), Action: "signin_link.redeem",

@@ -22,11 +22,6 @@ type SigninLink struct {
 // SigninLinkTTL is how long a sign-in link can be redeemed.
 const SigninLinkTTL = 15 * time.Minute
 
-const insertSigninLinkSQL = `
-	INSERT INTO signin_links (token_hash, principal_id, expires_at)
-	VALUES ($1, $2, now() + make_interval(secs => $3))
-	RETURNING id, principal_id, expires_at, created_at`
-
 // CreateSigninLink stores the hash of a new sign-in link secret for a
 // principal, valid for ttl, and audits it. An unknown principal is a
 // *RefusedError (ErrNotFound), a disabled one ErrConflict; a hash that is
@@ -45,7 +40,9 @@ func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHas
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, insertSigninLinkSQL, tokenHash, principalID, ttl.Seconds()).Scan(
+		if err := tx.QueryRowContext(ctx, `INSERT INTO signin_links (token_hash, principal_id, expires_at)
+			VALUES ($1, $2, now() + make_interval(secs => $3))
+			RETURNING id, principal_id, expires_at, created_at`, tokenHash, principalID, ttl.Seconds()).Scan(
 			&l.ID, &l.PrincipalID, &l.ExpiresAt, &l.CreatedAt); err != nil {
 			return err
 		}
