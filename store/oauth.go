@@ -12,12 +12,12 @@ import (
 	"github.com/lib/pq"
 )
 
-// This file and oauth_consent.go, oauth_tokens.go and sessions.go are the
-// authorization server's storage. Secrets arrive only as SHA-256 hashes. Each
-// state change that must happen once (a request answered, a code redeemed, a
-// refresh token rotated, a sign-in link used) is a conditional UPDATE ... WHERE
-// used_at IS NULL, or a row lock, inside one transaction, so two concurrent
-// callers can never both win.
+// This file, oauth_consent.go, oauth_tokens.go, oauth_refresh.go and
+// sessions.go are the authorization server's storage. Secrets arrive only as
+// SHA-256 hashes. Each state change that must happen once (a request
+// answered, a code redeemed, a refresh token rotated, a sign-in link used) is
+// a conditional UPDATE ... WHERE used_at IS NULL, or a row lock, inside one
+// transaction, so two concurrent callers can never both win.
 
 // ErrInvalidGrant is returned (inside a *RefusedError whose Msg says why, for
 // logs only) when a code or refresh token cannot be redeemed: unknown, used,

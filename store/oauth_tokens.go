@@ -8,12 +8,10 @@ import (
 	"time"
 )
 
-// This file redeems authorization codes and rotates refresh tokens. Both
-// run in one transaction that first takes the row (a conditional UPDATE for
-// codes, SELECT ... FOR UPDATE for refresh tokens), so of any number of
-// concurrent attempts exactly one can win. All tokens descending from one
-// code share a family_id; rotation keeps it, and a replayed code or a reused
-// refresh token revokes the whole family.
+// This file redeems authorization codes (oauth_refresh.go rotates refresh
+// tokens). All tokens descending from one code share a family_id; rotation
+// keeps it, and a replayed code or a reused refresh token revokes the whole
+// family.
 
 // CodeGrant is what a stored authorization code is bound to.
 type CodeGrant struct {
@@ -255,12 +253,9 @@ func codeNotRedeemable(ctx context.Context, tx *sql.Tx, in CodeRedemption) (refu
 		JOIN projects p ON p.id = g.project_id WHERE g.id = $1`, c.GrantID).Scan(&project, &account); err != nil {
 		return nil, err
 	}
-	if err := insertAudit(ctx, tx, AuditEvent{Actor: ActorClient(c.ClientID), Action: "oauth_code.replay",
-		ProjectID: project, AccountID: account, Target: c.ID, Outcome: "invalid_grant",
-		Details: map[string]any{"grant_id": c.GrantID, "tokens_revoked": n}}); err != nil {
-		return nil, err
-	}
-	return invalidGrant("code already used: tokens issued from it revoked"), nil
+	return invalidGrant("code already used: tokens issued from it revoked"), insertAudit(ctx, tx, AuditEvent{
+		Actor: ActorClient(c.ClientID), Action: "oauth_code.replay", ProjectID: project, AccountID: account,
+		Target: c.ID, Outcome: "invalid_grant", Details: map[string]any{"grant_id": c.GrantID, "tokens_revoked": n}})
 }
 
 // issue stores a new access token (and refresh token, if asked) in out's

@@ -39,22 +39,19 @@ var purges = []struct {
 	sql   string
 	count func(*PurgeCounts) *int64
 }{
-	{"oauth_requests", `DELETE FROM oauth_requests WHERE id IN (
-		SELECT id FROM oauth_requests WHERE expires_at < $1 LIMIT $2)`,
-		func(c *PurgeCounts) *int64 { return &c.Requests }},
-	{"oauth_tokens", `DELETE FROM oauth_tokens WHERE id IN (
-		SELECT id FROM oauth_tokens WHERE expires_at < $1 LIMIT $2)`,
-		func(c *PurgeCounts) *int64 { return &c.Tokens }},
+	{"oauth_requests", purgeSQL("oauth_requests"), func(c *PurgeCounts) *int64 { return &c.Requests }},
+	{"oauth_tokens", purgeSQL("oauth_tokens"), func(c *PurgeCounts) *int64 { return &c.Tokens }},
 	{"oauth_codes", `DELETE FROM oauth_codes WHERE id IN (
 		SELECT c.id FROM oauth_codes c WHERE c.expires_at < $1
 		AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.code_id = c.id) LIMIT $2)`,
 		func(c *PurgeCounts) *int64 { return &c.Codes }},
-	{"signin_links", `DELETE FROM signin_links WHERE id IN (
-		SELECT id FROM signin_links WHERE expires_at < $1 LIMIT $2)`,
-		func(c *PurgeCounts) *int64 { return &c.SigninLinks }},
-	{"browser_sessions", `DELETE FROM browser_sessions WHERE id IN (
-		SELECT id FROM browser_sessions WHERE expires_at < $1 LIMIT $2)`,
-		func(c *PurgeCounts) *int64 { return &c.Sessions }},
+	{"signin_links", purgeSQL("signin_links"), func(c *PurgeCounts) *int64 { return &c.SigninLinks }},
+	{"browser_sessions", purgeSQL("browser_sessions"), func(c *PurgeCounts) *int64 { return &c.Sessions }},
+}
+
+// purgeSQL is the purge of a table whose expired rows nothing names.
+func purgeSQL(table string) string {
+	return `DELETE FROM ` + table + ` WHERE id IN (SELECT id FROM ` + table + ` WHERE expires_at < $1 LIMIT $2)`
 }
 
 // PurgeExpired deletes the authorization requests, codes, tokens, sign-in

@@ -27,7 +27,6 @@ const SigninLinkTTL = 15 * time.Minute
 // *RefusedError (ErrNotFound), a disabled one ErrConflict; a hash that is
 // not 32 bytes is ErrInvalid.
 func (db *DB) CreateSigninLink(ctx context.Context, principalID string, tokenHash []byte, ttl time.Duration) (SigninLink, error) {
-	// Because only a hash may reach the table, anything but 32 bytes is refused.
 	if len(tokenHash) != 32 {
 		return SigninLink{}, refused(ErrInvalid, "sign-in link hash must be 32 bytes")
 	}
