@@ -13,8 +13,6 @@ const auditSizeSQL = `
 // AuditSize returns the audit table's estimated row count and its bytes on
 // disk, for the metrics of its growth (audit-stats counts exactly).
 func (db *DB) AuditSize(ctx context.Context) (rows, bytes int64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	err = db.queryRow(ctx, auditSizeSQL).Scan(&rows, &bytes)
-	return rows, bytes, wrap("audit size", err)
+	err = db.scanPrepared(ctx, "audit size", []any{&rows, &bytes}, auditSizeSQL)
+	return rows, bytes, err
 }

@@ -51,13 +51,16 @@ const authenticateSQL = `
 // ErrNotFound when no active token has that hash. Because only hashes are
 // compared, the token itself never reaches the database.
 func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time) (Auth, error) {
+	var a Auth
+	return result(&a, db.scanPrepared(ctx, "authenticate", authDests(&a), authenticateSQL, tokenHash, now))
+}
+
+// scanPrepared scans the one row of the prepared statement query into dests,
+// under the query deadline, with its error wrapped as op.
+func (db *DB) scanPrepared(ctx context.Context, op string, dests []any, query string, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
 	defer cancel()
-	var a Auth
-	if err := db.queryRow(ctx, authenticateSQL, tokenHash, now).Scan(authDests(&a)...); err != nil {
-		return Auth{}, wrap("authenticate", err)
-	}
-	return a, nil
+	return wrap(op, db.queryRow(ctx, query, args...).Scan(dests...))
 }
 
 // authDests are the scan destinations of authenticateSQL's columns, in order.

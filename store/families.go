@@ -74,16 +74,12 @@ const listFamiliesSQL = `
 	GROUP BY t.grant_id, t.family_id
 	ORDER BY max(t.created_at) DESC, t.family_id DESC`
 
-// addFamilies fills in the Families of grants, a project's grants indexed by id.
+// addFamilies appends to the Families of grants, a project's grants indexed by id.
 func addFamilies(ctx context.Context, tx *sql.Tx, projectID string, grants []GrantSummary, index map[string]int) error {
-	for i := range grants {
-		grants[i].Families = []FamilySummary{}
-	}
 	return each(ctx, tx, func(row sqlScanner) error {
 		var f FamilySummary
 		var grantID string
-		err := row.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &f.RefreshExpiresAt, &f.LiveTokens)
-		if err != nil {
+		if err := row.Scan(&grantID, &f.ID, &f.StartedAt, &f.LastUsedAt, &f.RefreshExpiresAt, &f.LiveTokens); err != nil {
 			return err
 		}
 		if i, ok := index[grantID]; ok {

@@ -75,7 +75,7 @@ func (db *DB) ListGrants(ctx context.Context, projectID string) ([]GrantSummary,
 		}
 		index := map[string]int{}
 		err := each(ctx, tx, func(row sqlScanner) error {
-			g := GrantSummary{ActiveTokens: []TokenSummary{}}
+			g := GrantSummary{ActiveTokens: []TokenSummary{}, Families: []FamilySummary{}}
 			if err := row.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.PrincipalID, &g.PrincipalName,
 				&g.ProjectID, pq.Array(&g.Scopes), &g.CreatedAt, &g.RevokedAt); err != nil {
 				return err

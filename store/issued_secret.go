@@ -17,9 +17,7 @@ const issuedSecretSQL = `
 // one else anything, from a made-up one (server/refusals.go). Rows the
 // janitor has purged are no longer known.
 func (db *DB) IssuedSecret(ctx context.Context, hash []byte) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
 	var known bool
-	err := db.queryRow(ctx, issuedSecretSQL, hash).Scan(&known)
-	return known, wrap("issued secret", err)
+	err := db.scanPrepared(ctx, "issued secret", []any{&known}, issuedSecretSQL, hash)
+	return known, err
 }

@@ -123,8 +123,6 @@ const authorizeReadSQL = `
 // Auth (to answer 401 or 403): the statement writes no row for a token that
 // fails them.
 func (db *DB) AuthorizeRead(ctx context.Context, tokenHash []byte, now time.Time, resource string, in ReadIntent) (Auth, ReadAuthorization, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
 	var a Auth
 	var r ReadAuthorization
 	details := map[string]any{"start_byte": in.StartByte}
@@ -139,10 +137,10 @@ func (db *DB) AuthorizeRead(ctx context.Context, tokenHash []byte, now time.Time
 	}
 	dests := append(append(authDests(&a), &r.Found), sourceDests(&r.Source)...)
 	dests = append(dests, &r.Outcome, &r.AuditID)
-	err = db.queryRow(ctx, authorizeReadSQL, tokenHash, now, in.SourceID, resource, in.Refusal,
-		cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0)).Scan(dests...)
+	err = db.scanPrepared(ctx, "authorize read", dests, authorizeReadSQL, tokenHash, now, in.SourceID, resource,
+		in.Refusal, cur.Project, cur.Principal, cur.Commit, cur.Path, b, max(in.MaxBytes, 0))
 	if err != nil {
-		return Auth{}, ReadAuthorization{}, wrap("authorize read", err)
+		return Auth{}, ReadAuthorization{}, err
 	}
 	if !r.Found {
 		r.Source = DocumentSource{}
