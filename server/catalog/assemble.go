@@ -122,9 +122,19 @@ func Assemble(in Input) (*Assembly, error) {
 	}
 	a.Layers = append(a.Layers, builtin[2], builtin[3])
 
-	if err := checkBudget(a.Layers, &a.Budget); err != nil {
-		return nil, err
+	// A budgeted layer counts whatever its source (a built-in fallback too), so the limit
+	// does not depend on configuration.
+	e := &BudgetError{Limit: BudgetBytes}
+	for _, l := range a.Layers {
+		if l.Name == LayerCore || l.Name == LayerMode || l.Name == LayerRoleInstructions {
+			e.Total += l.Bytes
+			e.Layers = append(e.Layers, LayerSize{Name: l.Name, Source: l.Source, SourceID: l.SourceID, Bytes: l.Bytes})
+		}
 	}
+	if e.Total > BudgetBytes {
+		return nil, e
+	}
+	a.Budget = Budget{LimitBytes: BudgetBytes, UsedBytes: e.Total}
 	if len(missing) > 0 {
 		a.Warnings = append(a.Warnings, Warning{
 			Code: WarningLayersMissing,
@@ -140,28 +150,6 @@ func fromText(name string, t Text) Layer {
 	l := newLayer(name, t.Source, t.SourceID, t.Provenance, t.CommitSHA, t.Content)
 	l.GitHubOwner, l.GitHubRepository, l.Path = t.GitHubOwner, t.GitHubRepository, t.Path
 	return l
-}
-
-// budgeted reports whether a layer counts towards BudgetBytes.
-func budgeted(name string) bool {
-	return name == LayerCore || name == LayerMode || name == LayerRoleInstructions
-}
-
-// checkBudget counts the budgeted layers (whatever their source: a built-in
-// fallback counts too, so the limit does not depend on configuration) into b.
-func checkBudget(layers []Layer, b *Budget) error {
-	e := &BudgetError{Limit: BudgetBytes}
-	for _, l := range layers {
-		if budgeted(l.Name) {
-			e.Total += l.Bytes
-			e.Layers = append(e.Layers, LayerSize{Name: l.Name, Source: l.Source, SourceID: l.SourceID, Bytes: l.Bytes})
-		}
-	}
-	*b = Budget{LimitBytes: BudgetBytes, UsedBytes: e.Total}
-	if e.Total > BudgetBytes {
-		return e
-	}
-	return nil
 }
 
 // Render returns the assembled instructions: a title, then each layer's raw

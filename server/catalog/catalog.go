@@ -25,7 +25,6 @@ import (
 	"embed"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
 	"slices"
 	"unicode/utf8"
@@ -211,9 +210,4 @@ func WithoutText(layers []Layer) []Layer {
 		out[i].Text = ""
 	}
 	return out
-}
-
-// String describes a layer for error messages.
-func (l Layer) String() string {
-	return fmt.Sprintf("%s (%s %s, %d bytes)", l.Name, l.Source, l.SourceID, l.Bytes)
 }
