@@ -28,6 +28,6 @@ func fragmentEnd(content []byte, start, limit int) (int, error) {
 	return end, nil
 }
 
-// errBelowCharacter is a limit too small for the character at start; cut
+// errBelowCharacter is a limit too small for the character at start; read
 // names the source's fragment limit instead when that was the bound.
 var errBelowCharacter = newCoded("byte_range_invalid", "max_bytes is smaller than the character at start_byte")

@@ -132,14 +132,17 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 	var err error
 	wait, ok := tt.limiter.allow(who.subject(), tt.now())
 	switch {
-	case ok:
+	case !ok:
+		err = retryAfter("too many tool calls; retry later", wait)
+		if pl != nil && pl.auth.AuditID != 0 {
+			pl.failed(ctx, who, err) // its authorization was written: the refusal too
+		}
+	case c.argErr != nil:
 		// The published inputSchema is authoritative: an argument it does not
 		// name was refused when the call was decoded, whatever the handler
 		// would do with it.
-		if c.argErr != nil {
-			err = invalidArgument(c.argErr.Error())
-			break
-		}
+		err = invalidArgument(c.argErr.Error())
+	default:
 		result, err = t.run(ctx, who, pl, c.args)
 		// A tool whose result would carry text read from GitHub refuses a
 		// caller without documents:read (needDocuments) before it reads any.
@@ -147,11 +150,6 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 		if errors.As(err, &se) {
 			code = "insufficient_scope"
 			return nil, se
-		}
-	default:
-		err = retryAfter("too many tool calls; retry later", wait)
-		if pl != nil && pl.auth.AuditID != 0 {
-			pl.failed(ctx, who, err) // its authorization was written: the refusal too
 		}
 	}
 	if err != nil {
@@ -209,10 +207,7 @@ func toolResult(v any) (encodedResult, error) {
 		// Only a Marshaler or RawMessage of our own could put invalid UTF-8
 		// here (encoding/json copies their output as it is); appendQuoted
 		// would keep it, so the text block takes the general path.
-		text, err := json.Marshal(string(b))
-		if err != nil {
-			return nil, err
-		}
+		text, _ := json.Marshal(string(b)) // a string always encodes
 		return slices.Concat([]byte(head), text, []byte(mid), b, []byte("}")), nil
 	}
 	out := make([]byte, 0, len(head)+quotedLen(b)+len(mid)+len(b)+1)

@@ -101,12 +101,10 @@ func (d *documentTools) get(ctx context.Context, p principal, pl *readPlan, args
 	case pl == nil:
 		return nil, errors.New("git_document_get: the read was not authorized by the bearer check") // internal
 	case pl.err != nil:
-		// The statement failed although the token is valid, so nothing was
-		// written: the refusal gets its own row, as any read that names a source.
+		// No row was written (pl.err): the refusal gets its own row, as any read that names a source.
 		d.recordFailure(ctx, p, pl, pl.err)
 		return nil, pl.err
 	case pl.auth.AuditID == 0:
-		// Fail closed: a read whose row was not written is not served.
 		return nil, errors.New("git_document_get: no audit row for an authorized read") // internal
 	case pl.auth.Outcome != store.OutcomeOK:
 		return nil, pl.refusalError()
@@ -123,7 +121,8 @@ func (d *documentTools) get(ctx context.Context, p principal, pl *readPlan, args
 	return res, nil
 }
 
-// read fetches the file (one GitHub request, no cache) and cuts the fragment.
+// read fetches the file (one GitHub request, no cache) and cuts the fragment
+// the arguments or the cursor ask for. The result shares no memory with the file.
 func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64) (*documentResult, error) {
 	release, err := d.flights.acquire(ctx, p)
 	if err != nil {
@@ -138,14 +137,8 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if err != nil {
 		return nil, githubFailure(err)
 	}
-	return d.cut(p, src, cur, startArg, maxArg, f.Content, f.SHA256)
-}
-
-// cut makes the result for the fragment of content the arguments or the
-// cursor ask for. The result shares no memory with content.
-func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64, content []byte, sum [sha256.Size]byte) (*documentResult, error) {
-	fileSHA := hex.EncodeToString(sum[:])
-	start := int(min(deref(startArg), int64(len(content))+1))
+	fileSHA := hex.EncodeToString(f.SHA256[:])
+	start := int(min(deref(startArg), int64(len(f.Content))+1))
 	if cur != nil {
 		// The cursor is bound to the file's hash: a changed file cannot be
 		// continued, because its offsets no longer mean the same bytes.
@@ -158,7 +151,7 @@ func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.C
 	if maxArg != nil && *maxArg < int64(limit) {
 		limit = int(*maxArg)
 	}
-	end, err := fragmentEnd(content, start, limit)
+	end, err := fragmentEnd(f.Content, start, limit)
 	if errors.Is(err, errBelowCharacter) && limit == src.FragmentLimit {
 		// A limit under 4 bytes cannot hold every character: only an
 		// administrator can raise it (docs/document-sources.md).
@@ -168,15 +161,15 @@ func (d *documentTools) cut(p principal, src store.DocumentSource, cur *cursor.C
 	if err != nil {
 		return nil, err
 	}
-	frag := content[start:end]
+	frag := f.Content[start:end]
 	fragSum := sha256.Sum256(frag)
 	res := &documentResult{
 		SourceID: src.ID, GitHubOwner: src.GitHubOwner, GitHubRepository: src.GitHubRepository,
 		Path: src.Path, CommitSHA: *src.CommitSHA, Content: string(frag), // a copy
-		Range:  documentRange{StartByte: start, EndByte: end, TotalBytes: len(content)},
+		Range:  documentRange{StartByte: start, EndByte: end, TotalBytes: len(f.Content)},
 		SHA256: fileSHA, FragmentSHA256: hex.EncodeToString(fragSum[:]),
 	}
-	if end < len(content) {
+	if end < len(f.Content) {
 		res.NextCursor = d.cursors.Encode(cursor.Cursor{
 			Kind: cursorKindDoc, Project: p.auth.ProjectID, Principal: p.subject(), Source: src.ID,
 			Commit: *src.CommitSHA, Path: src.Path, Offset: int64(end), FileSHA256: fileSHA,

@@ -149,12 +149,11 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDi
 	}
 	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
 	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
-	var se *scopeError
-	if errors.As(err, &se) {
-		return nil, err // refused before anything was read, as a scope check is
-	}
 	if err != nil {
-		w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
+		// A scopeError is refused before anything was read, as a scope check is.
+		if !errors.As(err, new(*scopeError)) {
+			w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
+		}
 		return nil, err
 	}
 	return w.store(ctx, p, *a.TaskID, "", c, audit)
@@ -368,8 +367,7 @@ func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs
 	if err != nil {
 		return nil, err
 	}
-	// The compact view has no text, only metadata; the full view carries
-	// the frozen GitHub texts.
+	// Only the full view carries the frozen GitHub texts; the compact one is metadata.
 	if err := p.needDocuments("workflows:read", view == "full" && fromGitHub(c.Layers)); err != nil {
 		return nil, err
 	}
@@ -391,14 +389,14 @@ func unlocated(layers []catalog.Layer) []catalog.Layer {
 	return out
 }
 
-// correct stores a child of a workflow with the parent's frozen layers (same
-// commits, same texts: nothing is read from GitHub, no branch is resolved)
-// and a note. The parent's sources must still be active and unchanged.
 type workflowCorrectArgs struct {
 	WorkflowID *string `json:"workflow_id" arg:"uuid,requiredTogether"`
 	Note       *string `json:"note" arg:"note,requiredTogether"`
 }
 
+// correct stores a child of a workflow with the parent's frozen layers (same
+// commits, same texts: nothing is read from GitHub, no branch is resolved)
+// and a note. The parent's sources must still be active and unchanged.
 func (w *workflowTools) correct(ctx context.Context, p principal, a *workflowCorrectArgs) (any, error) {
 	if len(*a.Note) == 0 || len(*a.Note) > maxCorrectionNote || !utf8.ValidString(*a.Note) {
 		return nil, invalidArgument("note must be 1-16384 bytes of UTF-8")
