@@ -89,6 +89,7 @@ func (pl *readPlan) refusalError() error {
 }
 
 var (
+	errSourceNotFound    = newCoded("source_not_found", "no such document source in this project")
 	errSourceRevoked     = newCoded("source_revoked", "the document source has been revoked")
 	errRepositoryRevoked = newCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
 		"an administrator can link it again with heyaira-admin link-repository; "+

@@ -58,11 +58,7 @@ func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, erro
 // typedRead is typed for a handler that reads a document source: plan works
 // out the read from the arguments, and the handler receives it authorized.
 func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context, p principal, pl *readPlan, a *A) (any, error)) toolArgs {
-	ta := argsOf(reflect.TypeFor[A]())
-	names := make([]string, len(ta.args))
-	for i, a := range ta.args {
-		names[i] = a.name
-	}
+	ta, names := argsOf(reflect.TypeFor[A]())
 	ta.decode = func(raw json.RawMessage) (any, error) {
 		a := new(A)
 		if err := decodeObject(raw, names, a); err != nil {
@@ -107,11 +103,10 @@ func checkArgs(args []toolArg, v reflect.Value) error {
 	return nil
 }
 
-// argsOf reads the fields of struct type t. A field without both tags, or
-// naming a schema that does not exist, is a programming error: it panics
-// when the tool table is built, which every test does.
-func argsOf(t reflect.Type) toolArgs {
-	var ta toolArgs
+// argsOf reads the fields of struct type t, and their argument names. A
+// field without both tags, or naming a schema that does not exist, is a
+// programming error: it panics when the tool table is built, which every test does.
+func argsOf(t reflect.Type) (ta toolArgs, names []string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -121,11 +116,12 @@ func argsOf(t reflect.Type) toolArgs {
 			panic(fmt.Sprintf("tool argument %s.%s: needs a json name and an arg tag naming a schema", t.Name(), f.Name))
 		}
 		ta.args = append(ta.args, toolArg{name: name, schema: schema, required: opt, check: argChecks[schemaName]})
+		names = append(names, name)
 		if opt != "" {
 			ta.required = append(ta.required, name)
 		}
 	}
-	return ta
+	return ta, names
 }
 
 // argChecks are the checks of string arguments beyond their presence, by

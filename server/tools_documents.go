@@ -65,8 +65,6 @@ type documentRange struct {
 	TotalBytes int `json:"total_bytes"`
 }
 
-var errSourceNotFound = newCoded("source_not_found", "no such document source in this project")
-
 type documentGetArgs struct {
 	SourceID  *string `json:"source_id" arg:"uuid,required"`
 	StartByte *int64  `json:"start_byte" arg:"startByte"`

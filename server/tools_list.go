@@ -6,8 +6,6 @@ import (
 	"heyaira/server/catalog"
 )
 
-// tools/list: what every tool is, whatever the caller's scopes.
-
 // inputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
 func (t *tool) inputSchema() map[string]any {
@@ -22,8 +20,8 @@ func (t *tool) inputSchema() map[string]any {
 	return s
 }
 
-// list returns every tool's definition, whatever the caller's scopes: a
-// client learns what exists, and a 403 names the scope it lacks.
+// list returns every tool's definition for tools/list, whatever the caller's
+// scopes: a client learns what exists, and a 403 names the scope it lacks.
 func (tt *toolTable) list() []map[string]any {
 	out := make([]map[string]any, 0, len(tt.tools))
 	for _, t := range tt.tools {
