@@ -35,10 +35,8 @@ func builtinListLayer(l catalog.Layer, accountLayer string) listLayer {
 		Provenance: l.Provenance, SHA256: &l.SHA256, Bytes: &l.Bytes, Chars: &l.Chars, EstTokens: &l.EstTokens}
 }
 
-// sourceListLayer describes a configured source that dispatch will read.
-// Its GitHub location (owner, repository, path) is shown only when located:
-// to a caller with documents:read. Without it the layer says only that a
-// source exists, by its opaque source_id, as workflow metadata does.
+// sourceListLayer describes a configured source that dispatch will read, by
+// its opaque source_id; its GitHub location only when located (list says why).
 func sourceListLayer(name, accountLayer, source, id, owner, repo, path string, commit, tracking *string, located bool) listLayer {
 	l := listLayer{Name: name, AccountLayer: accountLayer, Source: source, SourceID: id, Provenance: catalog.ProvenancePinned,
 		CommitSHA: commit}
