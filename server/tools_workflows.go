@@ -150,7 +150,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p principal, a *workflowDi
 	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
 	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
 	if err != nil {
-		// A scopeError is refused before anything was read, as a scope check is.
+		// A scopeError is not audited: it came before anything was read, as a scope check does.
 		if !errors.As(err, new(*scopeError)) {
 			w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
 		}
