@@ -181,7 +181,12 @@ func startDev(t *testing.T, clone string, env ...string) (string, string, func(s
 	return msg, pid, func(server int) {
 		t.Helper()
 		if server != 0 {
+			// Stopped before the Ctrl-C: a signal that reaches a server
+			// still on its way to the stop is dequeued lowest number first,
+			// so SIGINT and scripts/dev's SIGTERM could be handled ahead of
+			// SIGSTOP and never be seen pending.
 			syscall.Kill(server, syscall.SIGSTOP)
+			waitProcState(t, server, "T")
 		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 		if server != 0 {
@@ -259,6 +264,24 @@ func waitSignalPending(t *testing.T, pid int, sig syscall.Signal) {
 			t.Fatalf("no %v pending for server %d within a minute of Ctrl-C", sig, pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitProcState waits, up to a minute, until process pid is in state
+// (the letter of /proc/PID/status, e.g. "T" for stopped).
+func waitProcState(t *testing.T, pid int, state string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatalf("process %d: %v", pid, err)
+		}
+		if strings.Contains(string(b), "\nState:\t"+state+" ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not in state %s within a minute", pid, state)
+		}
 	}
 }
 
