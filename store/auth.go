@@ -55,14 +55,6 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 	return result(&a, db.scanPrepared(ctx, "authenticate", authDests(&a), authenticateSQL, tokenHash, now))
 }
 
-// scanPrepared scans the one row of the prepared statement query into dests,
-// under the query deadline, with its error wrapped as op.
-func (db *DB) scanPrepared(ctx context.Context, op string, dests []any, query string, args ...any) error {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	return wrap(op, db.queryRow(ctx, query, args...).Scan(dests...))
-}
-
 // authDests are the scan destinations of authenticateSQL's columns, in order.
 func authDests(a *Auth) []any {
 	return []any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,

@@ -29,10 +29,8 @@ const projectSourceSQL = documentSourceSelect + `
 // its repository's state. A source of another project is ErrNotFound, exactly
 // like one that does not exist, because the project is the tenant boundary.
 func (db *DB) ProjectSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
-	defer cancel()
-	s, err := scanDocumentSource(db.queryRow(ctx, projectSourceSQL, sourceID, projectID))
-	return s, wrap("project source", err)
+	var s DocumentSource
+	return result(&s, db.scanPrepared(ctx, "project source", sourceDests(&s), projectSourceSQL, sourceID, projectID))
 }
 
 const activeSourcesSQL = documentSourceSelect + `

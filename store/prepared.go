@@ -69,3 +69,11 @@ func (db *DB) queryRow(ctx context.Context, query string, args ...any) sqlScanne
 	}
 	return st.QueryRowContext(ctx, args...)
 }
+
+// scanPrepared scans the one row of the prepared statement query into dests,
+// under the query deadline, with its error wrapped as op.
+func (db *DB) scanPrepared(ctx context.Context, op string, dests []any, query string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	return wrap(op, db.queryRow(ctx, query, args...).Scan(dests...))
+}
