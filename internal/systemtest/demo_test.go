@@ -243,44 +243,43 @@ func devClusterPID(t *testing.T, clone, stderr string) string {
 // pid: /proc/pid/status's ShdPnd, a hex mask with bit sig-1 for sig.
 func waitSignalPending(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			t.Fatalf("server %d: %v", pid, err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok {
-				m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				if err != nil {
-					t.Fatalf("server %d: ShdPnd %q: %v", pid, v, err)
-				}
-				if m&(1<<(sig-1)) != 0 {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %v pending for server %d within a minute of Ctrl-C", sig, pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStatus(t, pid, fmt.Sprintf("%v pending", sig), func(field func(string) string) bool {
+		m, err := strconv.ParseUint(field("ShdPnd"), 16, 64)
+		return err == nil && m&(1<<(sig-1)) != 0
+	})
 }
 
-// waitProcState waits, up to a minute, until process pid is in state
-// (the letter of /proc/PID/status, e.g. "T" for stopped).
+// waitProcState waits until process pid is in state (the letter of
+// /proc/pid/status's State, e.g. "T" for stopped).
 func waitProcState(t *testing.T, pid int, state string) {
+	t.Helper()
+	waitStatus(t, pid, "state "+state, func(field func(string) string) bool {
+		return strings.HasPrefix(field("State"), state+" ")
+	})
+}
+
+// waitStatus polls /proc/pid/status, up to a minute, until ok holds of its
+// fields (field gives one's value, trimmed); what names the wait.
+func waitStatus(t *testing.T, pid int, what string, ok func(field func(string) string) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			t.Fatalf("process %d: %v", pid, err)
 		}
-		if strings.Contains(string(b), "\nState:\t"+state+" ") {
+		field := func(name string) string {
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, found := strings.CutPrefix(line, name+":"); found {
+					return strings.TrimSpace(v)
+				}
+			}
+			return ""
+		}
+		if ok(field) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d not in state %s within a minute", pid, state)
+			t.Fatalf("process %d: no %s within a minute", pid, what)
 		}
 	}
 }
