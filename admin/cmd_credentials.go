@@ -26,8 +26,13 @@ func runIssueLegacyToken(f *flags) action {
 			lifetime, err = parseLifetime(v)
 			return err
 		})
+	secrets := f.secrets()
 	return func(ctx context.Context, db *store.DB) error {
-		token := oauth.NewSecret(oauth.PrefixLegacy) // printed once; the store keeps its hash
+		var expires time.Time
+		if lifetime > 0 {
+			expires = time.Now().Add(lifetime + mintSlack)
+		}
+		token := secrets().Mint(oauth.PrefixLegacy, expires) // printed once; the store keeps its hash
 		// Legacy tokens carry the memory/task scopes only; the schema refuses any other.
 		t, err := db.IssueLegacyToken(ctx, store.NewLegacyToken{ProjectID: *project, Name: *name,
 			TokenHash: oauth.Hash(token), Scopes: store.LegacyScopes, ExpiresIn: lifetime})

@@ -71,8 +71,9 @@ func runSigninLink(f *flags) action {
 		base, err = publicurl.Check(e.getenv("HEYAIRA_PUBLIC_URL")) // the server's own rule
 		return err
 	})
+	secrets := f.secrets()
 	return func(ctx context.Context, db *store.DB) error {
-		secret := oauth.NewSecret("")
+		secret := secrets().Mint(oauth.PrefixSignin, time.Now().Add(store.SigninLinkTTL+mintSlack))
 		l, err := db.CreateSigninLink(ctx, *principal, oauth.Hash(secret), store.SigninLinkTTL)
 		// The secret travels only in this URL, printed once; the store has its hash.
 		link := base + "/signin?token=" + secret

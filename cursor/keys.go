@@ -1,6 +1,8 @@
 package cursor
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -94,3 +96,19 @@ func (c *Codec) String() string {
 
 // GoString is String, for %#v.
 func (c *Codec) GoString() string { return c.String() }
+
+// Derive returns, for each key in order (the signing key first), a 32-byte
+// key for another use of the same key file, named by label:
+// HMAC-SHA-256(key, "heyaira derive v1\x00" || label). A derived key reveals
+// nothing of the key it came from, and keys derived under different labels,
+// or the cursor MAC itself, are unrelated; so one key file serves several
+// uses and is rotated for all of them at once.
+func (c *Codec) Derive(label string) [][]byte {
+	out := make([][]byte, len(c.keys))
+	for i, k := range c.keys {
+		m := hmac.New(sha256.New, k.secret)
+		m.Write([]byte("heyaira derive v1\x00" + label))
+		out[i] = m.Sum(nil)
+	}
+	return out
+}

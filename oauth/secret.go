@@ -20,6 +20,8 @@ const (
 	PrefixRequest = "hyq_" // pending authorization request handle
 	PrefixCSRF    = "hyx_" // sign-in CSRF cookie
 	PrefixLegacy  = "hyl_" // legacy static project token (heyaira-admin issue-legacy-token)
+	PrefixSignin  = "hyk_" // one-time sign-in link token (heyaira-admin signin-link)
+	PrefixClient  = "hyd_" // client_id assigned by dynamic registration
 )
 
 // SecretBytes is the entropy of every secret: 256 bits, above the 128 bits
@@ -28,7 +30,9 @@ const SecretBytes = 32
 
 var b64 = base64.RawURLEncoding
 
-// NewSecret returns prefix + base64url(32 bytes from crypto/rand).
+// NewSecret returns prefix + base64url(32 bytes from crypto/rand): a
+// browser-held random value that no store lookup ever takes (the sign-in
+// CSRF cookie). Every secret the database knows is minted by Secrets.
 // crypto/rand.Read never fails on supported platforms (Go 1.24+): it crashes
 // the program rather than return predictable bytes.
 func NewSecret(prefix string) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"heyaira/oauth"
@@ -13,10 +12,9 @@ import (
 )
 
 // An /mcp request is authenticated in two steps: the Authorization header
-// before the body is read (bearerHash), then, after the strict JSON-RPC
-// parse, the token from the database in one store call (authorize), which
-// for a git_document_get call also authorizes the read (read_plan.go). The
-// principal and the read reach the tool as arguments.
+// and the token's MAC before the body is read (bearerHash), then the token
+// from the database in one store call (authorize). A git_document_get call
+// that passes the tool limiter then authorizes its read (read_plan.go).
 
 // authenticator checks a bearer token (by its hash) and, when pl is not nil,
 // authorizes and audits that read in the same statement, leaving the answer
@@ -59,8 +57,11 @@ func storeAuthenticator(st *store.DB, now func() time.Time, resource string) aut
 const fallbackAuthTimeout = 500 * time.Millisecond
 
 // bearerHash returns the hash of r's bearer token, or answers 401 and returns
-// false when the Authorization header is missing or malformed. It does not
-// read the body.
+// false when the Authorization header is missing or malformed, or the token
+// is not one this server minted (an access or legacy token whose MAC
+// verifies and whose embedded expiry has not passed: oauth/minted.go). So a
+// made-up token is refused here, before the body is read and before any
+// store call, with the same answer as an unknown one.
 func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bool) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
@@ -72,31 +73,30 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 		writeUnauthorized(w, cfg, true, "malformed bearer token")
 		return nil, false
 	}
+	if now := cfg.Now(); !cfg.secrets.Valid(tok, oauth.PrefixAccess, now) && !cfg.secrets.Valid(tok, oauth.PrefixLegacy, now) {
+		writeUnauthorized(w, cfg, true, tokenRefused)
+		return nil, false
+	}
 	return oauth.Hash(tok), true
 }
+
+// tokenRefused is the one answer to a token that is not, or no longer, valid.
+const tokenRefused = "the token is invalid, expired or revoked"
 
 // authorize re-authorizes the request from the database: the token must
 // exist, be unexpired and unrevoked, its grant unrevoked, its audience this
 // server's resource, and its principal still a member of the project. On
-// failure it has answered and returns false.
+// failure it has answered and returns false. Only a token this server
+// minted gets here (bearerHash), so each request costs one indexed lookup,
+// whoever sends it.
 //
 // If the database cannot answer, the request fails closed with 503 and
 // Retry-After, never 401: a 401 would send every client into a refresh storm.
-//
-// Refused tokens are charged through refusals (refusals.go): a made-up token
-// to the caller's network, whose spent bucket turns its 401 into 429; a token
-// the server issued to that token alone. A valid token is always served.
-func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, refusals *refusalGate, tokenHash []byte, pl *readPlan) (principal, bool) {
-	pass, err := refusals.enter(r.Context(), clientNetwork(r), tokenHash)
-	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "canceled: the request ended while it waited"})
-		return principal{}, false
-	}
-	defer pass.leave()
-	a, err := authn(r.Context(), tokenHash, pl)
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, tokenHash []byte) (principal, bool) {
+	a, err := authn(r.Context(), tokenHash, nil)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		refuseBearer(w, r, cfg, pass, tokenHash, false, "the token is invalid, expired or revoked")
+		writeUnauthorized(w, cfg, true, tokenRefused)
 		return principal{}, false
 	case err != nil:
 		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
@@ -108,24 +108,10 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 	// (RFC 8707), the audience is compared exactly; legacy tokens predate
 	// audiences and are bound to their project instead.
 	if a.Kind == "oauth" && a.Resource != cfg.resource() {
-		refuseBearer(w, r, cfg, pass, tokenHash, true, "the token was issued for another resource")
+		writeUnauthorized(w, cfg, true, "the token was issued for another resource")
 		return principal{}, false
 	}
-	refusals.accepted(tokenHash)
 	p := principal{auth: a}
 	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
 	return p, true
-}
-
-// refuseBearer answers a refused bearer token: 401 with the challenge, or
-// 429 once the refusal's bucket is spent (issued: the server issued it).
-func refuseBearer(w http.ResponseWriter, r *http.Request, cfg *Config, pass *passage, tokenHash []byte, issued bool, why string) {
-	throttle, wait := pass.refused(r.Context(), tokenHash, issued)
-	if !throttle {
-		writeUnauthorized(w, cfg, true, why)
-		return
-	}
-	addLog(r.Context(), slog.String("code", "rate_limited"))
-	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-	writeRPCError(w, http.StatusTooManyRequests, nil, &rpcError{codeInvalidRequest, "rate_limited: too many refused tokens; retry later"})
 }

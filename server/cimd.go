@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"heyaira/oauth"
@@ -19,28 +19,16 @@ import (
 
 // Client ID Metadata Documents (docs/oauth.md): a client names itself at
 // /oauth/authorize by the https URL of a JSON document, which HeyAira
-// fetches, validates and keeps as an oauth_clients row. Off unless the
-// operator lists hosts in HEYAIRA_CIMD_HOSTS.
+// fetches, validates and keeps as an oauth_clients row. Only the exact URLs
+// the operator lists in HEYAIRA_CIMD_CLIENTS are accepted: any other URL is
+// refused before a fetch or a statement, so made-up URLs cost nothing and
+// need no budget. Off unless the list is set.
 
-// Outbound fetch limits. A URL never seen before is fetched from its
-// host's budget, so a flood of /authorize requests with made-up URLs costs
-// each host a bounded number of fetches. Each client network (clientNetwork)
-// and wide network (wideNetwork) may spend only its share of that budget,
-// so that one network, or one provider's block of them, cannot spend what a
-// new client of the host needs for its first fetch. A URL with a stored
-// document is refetched from a budget of its own, which only requests
-// naming that URL spend (once the document is stale), so made-up URLs on
-// the same host cannot keep its users out.
+// Each listed URL is refetched, once its stored document is stale, from a
+// budget of its own, which only requests naming that URL spend.
 const (
-	cimdHostRate     = 1.0 / 6 // per second
-	cimdHostBurst    = 10
-	cimdNetworkRate  = 1.0 / 60
-	cimdNetworkBurst = 3
-	cimdWideRate     = 1.0 / 30
-	cimdWideBurst    = 5
-	cimdURLRate      = 1.0 / 60
-	cimdURLBurst     = 3
-	cimdMaxInFlight  = 4
+	cimdURLRate  = 1.0 / 60 // per second
+	cimdURLBurst = 3
 
 	// cimdStaleFor is how long past its freshness a stored document is
 	// still used while its refetch is throttled or fails for a reason that
@@ -54,44 +42,52 @@ const (
 // CIMD resolves client ID metadata documents. A nil *CIMD in Config means
 // the feature is off.
 type CIMD struct {
-	hosts   map[string]bool
-	client  *http.Client
-	perHost *rateLimiter
-	perURL  *rateLimiter
-	slots   chan struct{}
-	// Shares of each host's budget for never-seen URLs, keyed by
-	// "network host"; newMu makes checking and charging the three buckets
-	// one step.
-	perNetwork *rateLimiter
-	perWide    *rateLimiter
-	newMu      sync.Mutex
+	urls   map[string]string // listed URL → its host
+	client *http.Client
+	perURL *rateLimiter
 }
 
-// NewCIMD returns a resolver for documents on the given exact hostnames,
-// or nil when there are none. dial and roots are for tests (a local TLS
-// stand-in); production passes nil for both: the dialer that refuses every
-// internal address (checkDialAddr) and the system's root certificates.
-func NewCIMD(hosts []string, dial func(ctx context.Context, network, addr string) (net.Conn, error),
+// NewCIMD returns a resolver for documents at the given exact client-ID
+// URLs, or nil when there are none. dial and roots are for tests (a local
+// TLS stand-in); production passes nil for both: the dialer that refuses
+// every internal address (checkDialAddr) and the system's root certificates.
+func NewCIMD(urls []string, dial func(ctx context.Context, network, addr string) (net.Conn, error),
 	roots *x509.CertPool) (*CIMD, error) {
-	return newCIMD(hosts, dial, roots, cimdFetchTimeout)
+	return newCIMD(urls, dial, roots, cimdFetchTimeout)
 }
 
-func newCIMD(hosts []string, dial dialFunc, roots *x509.CertPool, timeout time.Duration) (*CIMD, error) {
-	if len(hosts) == 0 {
+func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Duration) (*CIMD, error) {
+	if len(urls) == 0 {
 		return nil, nil
 	}
-	c := &CIMD{hosts: map[string]bool{}, client: newCIMDHTTPClient(dial, roots, timeout),
-		perHost: newRateLimiter(cimdHostRate, cimdHostBurst), perURL: newRateLimiter(cimdURLRate, cimdURLBurst),
-		perNetwork: newRateLimiter(cimdNetworkRate, cimdNetworkBurst), perWide: newRateLimiter(cimdWideRate, cimdWideBurst),
-		slots: make(chan struct{}, cimdMaxInFlight)}
-	for _, h := range hosts {
-		// A host is acceptable when a document URL on it would pass the gate.
-		if _, err := oauth.CheckClientIDURL("https://"+h+"/client", map[string]bool{h: true}); err != nil {
-			return nil, fmt.Errorf("HEYAIRA_CIMD_HOSTS: %q is not a lower-case DNS hostname", h)
+	c := &CIMD{urls: map[string]string{}, client: newCIMDHTTPClient(dial, roots, timeout),
+		perURL: newRateLimiter(cimdURLRate, cimdURLBurst)}
+	for _, u := range urls {
+		host, err := checkClientIDURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("HEYAIRA_CIMD_CLIENTS: %q is not a client-ID URL (%v)", u, err)
 		}
-		c.hosts[h] = true
+		c.urls[u] = host
 	}
 	return c, nil
+}
+
+// checkClientIDURL passes u through the client-ID URL gate with its own
+// host allowed, and returns the host.
+func checkClientIDURL(u string) (string, error) {
+	rest, _ := strings.CutPrefix(u, "https://")
+	host, _, _ := strings.Cut(rest, "/")
+	host, _ = strings.CutSuffix(host, ":443")
+	return oauth.CheckClientIDURL(u, map[string]bool{host: true})
+}
+
+// listed reports whether url is one the operator listed (never, CIMD off).
+func (c *CIMD) listed(url string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.urls[url]
+	return ok
 }
 
 // cimdFailure is why a document could not be used, for the error page.
@@ -102,42 +98,19 @@ type cimdFailure struct {
 	err    error         // for cimdStoreFailed, logged
 }
 
-// cimdCaller is who asked for a document: its network and wide network
-// (clientNetwork, wideNetwork), whose shares a never-seen URL spends.
-type cimdCaller struct{ network, wide string }
-
-// allowNew charges the fetch of a never-seen URL on host to the caller's
-// shares and to the host's budget, or reports the wait of the first that
-// is spent. A refused fetch charges nothing.
-func (c *CIMD) allowNew(host string, from cimdCaller, now time.Time) (time.Duration, bool) {
-	c.newMu.Lock()
-	defer c.newMu.Unlock()
-	network, wide := from.network+" "+host, from.wide+" "+host
-	if wait, ok := c.perNetwork.peek(network, now); !ok {
-		return wait, false
-	}
-	if wait, ok := c.perWide.peek(wide, now); !ok {
-		return wait, false
-	}
-	if wait, ok := c.perHost.allow(host, now); !ok {
-		return wait, false
-	}
-	c.perNetwork.allow(network, now)
-	c.perWide.allow(wide, now)
-	return 0, true
-}
-
 // resolve returns the client for a document URL: the stored row while it
 // is fresh, else a new fetch, validated and saved. Failures are never
 // stored, so the next authorization fetches again; within cimdStaleFor, a
 // throttled or transiently failed refetch serves the stored row instead
 // (stale is then true).
-func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string, from cimdCaller) (row store.CIMDClient, stale bool, fail *cimdFailure) {
-	host, err := oauth.CheckClientIDURL(url, c.hosts)
-	if err != nil {
-		return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
+func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (row store.CIMDClient, stale bool, fail *cimdFailure) {
+	if !c.listed(url) {
+		if _, err := checkClientIDURL(url); err != nil {
+			return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
+		}
+		return store.CIMDClient{}, false, &cimdFailure{reason: cimdNotListed}
 	}
-	row, err = st.CIMDClientByURL(ctx, url)
+	row, err := st.CIMDClientByURL(ctx, url)
 	switch {
 	case err == nil && now.Before(row.FreshUntil):
 		return row, false, nil
@@ -153,21 +126,7 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		}
 		return store.CIMDClient{}, false, f
 	}
-	// The fetch slot first: a fetch refused for want of one charges no budget.
-	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
-	default:
-		return orStale(&cimdFailure{reason: cimdRateLimited, wait: time.Second}, true)
-	}
-	var wait time.Duration
-	var ok bool
-	if known {
-		wait, ok = c.perURL.allow(url, now)
-	} else {
-		wait, ok = c.allowNew(host, from, now)
-	}
-	if !ok {
+	if wait, ok := c.perURL.allow(url, now); !ok {
 		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
 	}
 	f, reason := fetchCIMDocument(ctx, c.client, url)
@@ -192,7 +151,7 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 // URI is not yet trusted.
 func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
 	id string) (store.Client, bool) {
-	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id, cimdCaller{clientNetwork(r), wideNetwork(r)})
+	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id)
 	if fail == nil {
 		if stale {
 			addLog(r.Context(), slog.String("cimd", "stale"))
@@ -200,10 +159,10 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 		return c.Client, true
 	}
 	addLog(r.Context(), slog.String("code", fail.reason))
-	// The host is one the operator listed (or "" when the URL failed the
-	// gate): the log and the page name it and the reason, never text of the
-	// document.
-	host, _ := oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
+	// The host is that of a URL the operator listed (or "" when the URL is
+	// not listed): the log and the page name it and the reason, never text
+	// of the document.
+	host := cfg.CIMD.urls[id]
 	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
 		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", requestID(r.Context()),
 			"host", host, "reason", fail.reason, "status", fail.status)
@@ -211,7 +170,7 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	// The page says what the administrator must do: a client that uses a
 	// metadata document (Claude Code, Codex) never falls back to registering
 	// itself, so without the administrator it waits on this page for good.
-	unlist := "remove " + host + " from HEYAIRA_CIMD_HOSTS so that the application registers itself instead."
+	unlist := "remove " + id + " from HEYAIRA_CIMD_CLIENTS so that the application registers itself instead."
 	reach := "must let the server reach https://" + host + ", or " + unlist
 	status := http.StatusBadRequest
 	msg := "This server could not use the document that describes the application (reason: " + fail.reason + ")."
@@ -237,7 +196,11 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	case cimdInvalidJSON, cimdClientIDMismatch, cimdSecret, cimdAuthMethod, cimdInvalidDocument:
 		msg = "The description this application publishes on " + host + " is not one this server accepts (reason: " + fail.reason +
 			"). Your administrator can " + unlist
-	default: // the URL itself was refused before any fetch
+	case cimdNotListed:
+		msg = "This server accepts only the client-ID URLs its administrator listed, and this one is not among them. " +
+			"To let this application connect, the administrator adds it to the server's setting, for example " +
+			"HEYAIRA_CIMD_CLIENTS=" + id + " (a comma-separated list of exact URLs), and restarts the server."
+	default:
 		msg += " Start again from your application; if it keeps failing, tell your administrator."
 	}
 	writeMessage(w, status, "Application not recognised", msg)
@@ -248,11 +211,11 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 // shows: the URL as its id, the URL's host as its identity, and whether
 // every redirect URI it lists is on the user's own computer.
 func cimdConsent(p *oauth.ConsentPage, cfg *Config, id string, c store.Client) {
-	if cfg.CIMD == nil || !oauth.IsClientIDURL(id) {
+	if !cfg.CIMD.listed(id) {
 		return
 	}
 	p.ClientID = id
-	p.ClientHost, _ = oauth.CheckClientIDURL(id, cfg.CIMD.hosts)
+	p.ClientHost = cfg.CIMD.urls[id]
 	remote := func(u string) bool { return !oauth.IsLoopbackRedirect(u) }
 	p.AllLoopback = !slices.ContainsFunc(c.RedirectURIs, remote)
 }

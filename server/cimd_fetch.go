@@ -38,6 +38,7 @@ const (
 	cimdFetchFailed    = "cimd_fetch_failed"
 	cimdRateLimited    = "cimd_rate_limited"
 	cimdStoreFailed    = "cimd_unavailable"
+	cimdNotListed      = "cimd_client_not_listed"
 )
 
 var (

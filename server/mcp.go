@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -24,10 +25,11 @@ var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024
 // handleMCP serves MCP over stateless Streamable HTTP: one JSON-RPC message per
 // POST, one JSON response (or 202 for notifications), no sessions.
 //
-// Check order: bearer header (401 before the body is read) → body limit →
-// Content-Type → strict decode → the era's protocol-version and header rules
-// (modern.go) → authentication from the database (authn.go) → dispatch.
-func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator, refusals *refusalGate) http.Handler {
+// Check order: bearer header and the token's MAC (401 before the body is
+// read) → body limit → Content-Type → strict decode → the era's
+// protocol-version and header rules (modern.go) → authentication from the
+// database (authn.go) → dispatch.
+func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tokenHash, ok := bearerHash(w, r, cfg)
 		if !ok {
@@ -75,8 +77,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		if msg.Method == "tools/call" && msg.ID != nil {
 			call, callErr = tools.parseCall(msg.Params)
 		}
-		read := call.readPlan()
-		who, ok := authorize(w, r, logger, cfg, authn, refusals, tokenHash, read)
+		who, ok := authorize(w, r, logger, cfg, authn, tokenHash)
 		if !ok {
 			return
 		}
@@ -91,7 +92,12 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		case msg.Method == "tools/call":
 			err = callErr
 			if callErr == nil {
-				result, err = tools.call(r.Context(), who, read, call)
+				read := call.readPlan()
+				authorizeRead := func(ctx context.Context) error {
+					_, err := authn(ctx, tokenHash, read)
+					return err
+				}
+				result, err = tools.call(r.Context(), who, read, authorizeRead, call)
 			}
 			if modern {
 				result = withResultType(result)

@@ -65,7 +65,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		); oe != nil {
 			addLog(r.Context(), slog.String("code", oe.Code))
 			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
-				ClientID: client.ID, ClientName: client.Name, RedirectURI: redirectURI,
+				ClientID: q.Get("client_id"), ClientName: client.Name, RedirectURI: redirectURI,
 				RedirectHost: oauth.RedirectHost(redirectURI), Reason: oe.Description,
 				Link: clientRedirect(cfg, redirectURI, url.Values{"error": {oe.Code}, "error_description": {oe.Description}}, state),
 			}.Render)
@@ -102,7 +102,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			return
 		}
 		more, projects := stepUp(projects, grants, scopes)
-		handle := oauth.NewSecret(oauth.PrefixRequest)
+		handle := cfg.secrets.Mint(oauth.PrefixRequest, cfg.Now().Add(requestTTL))
 		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
 			ClientID: client.ID, RedirectURI: redirectURI, RedirectURISent: q.Get("redirect_uri") != "",
 			CodeChallenge: challenge, Scopes: scopes,
@@ -124,6 +124,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			Loopback: oauth.IsLoopbackRedirect(redirectURI), Scopes: ordinary, Documents: documents,
 			Request: handle, CSRF: oauth.MAC(sessTok, labelConsentCSRF, handle), StepUp: more,
 		}
+		page.ClientID = q.Get("client_id") // as the client named itself
 		cimdConsent(&page, cfg, q.Get("client_id"), client)
 		if page.ClientName == "" {
 			page.ClientName = "an unnamed application"
@@ -153,7 +154,7 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	var err error
 	switch {
 	case !oauth.IsClientIDURL(id):
-		c, err = st.Client(r.Context(), id)
+		c, err = findClient(r.Context(), cfg, st, id)
 	case cfg.CIMD == nil:
 		err = store.ErrNotFound // with CIMD off, a URL is an unknown client
 	default:

@@ -55,7 +55,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 			writeMessage(w, status, title, msg)
 		}
 		handle := form.Get("request")
-		if !oauth.WellFormedSecret(handle, oauth.PrefixRequest) ||
+		if !cfg.secrets.Valid(handle, oauth.PrefixRequest, cfg.Now()) ||
 			!oauth.Equal(form.Get("csrf"), oauth.MAC(sessTok, labelConsentCSRF, handle)) {
 			refuse(http.StatusForbidden, "csrf_invalid", "Invalid form",
 				"This consent form was not issued to this browser session. Start again from your application.")
@@ -100,7 +100,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 				refuse(http.StatusForbidden, "project_not_member", "Invalid project", "You are not a member of that project.")
 				return
 			}
-			code := oauth.NewSecret(oauth.PrefixCode)
+			code := cfg.secrets.Mint(oauth.PrefixCode, cfg.Now().Add(codeTTL))
 			ans, err := st.ApproveAuthRequest(r.Context(), store.Approval{
 				HandleHash: requestHash(sessTok, handle), PrincipalID: sess.PrincipalID,
 				ProjectID: form.Get("project"), Scopes: oauth.Canonical(scopes),

@@ -78,7 +78,7 @@ func readCookie(r *http.Request, cfg *Config, base string) string {
 // when there is none (or it expired), or a store error.
 func currentSession(r *http.Request, cfg *Config, st *store.DB) (string, store.Session, bool, error) {
 	tok := readCookie(r, cfg, cookieSession)
-	if !oauth.WellFormedSecret(tok, oauth.PrefixSession) {
+	if !cfg.secrets.Valid(tok, oauth.PrefixSession, cfg.Now()) {
 		return "", store.Session{}, false, nil
 	}
 	s, err := st.Session(r.Context(), oauth.Hash(tok))

@@ -111,7 +111,7 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		}
 		addLog(r.Context(), slog.String("client_id", c.ID), slog.String("code", "ok"))
 		writeOAuthJSON(w, http.StatusCreated, response{
-			ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
+			ClientID: cfg.secrets.ClientID(c.ID), ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
 			RedirectURIs: c.RedirectURIs, GrantTypes: c.GrantTypes, ResponseTypes: []string{"code"},
 			TokenEndpointAuthMethod: "none",
 		})

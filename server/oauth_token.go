@@ -1,12 +1,12 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"heyaira/oauth"
@@ -27,38 +27,27 @@ type tokenResponse struct {
 // and refresh_token (rotating).
 //
 // Check order: form → client (public: client_id in the body, or HTTP Basic
-// with an empty password) → grant type → request syntax → the store's
-// single-use transaction, in which the code's bindings and PKCE are checked.
-func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refusalGate) http.Handler {
+// with an empty password) → grant type → request syntax and the code's or
+// refresh token's MAC → the store's single-use transaction, in which the
+// code's bindings and PKCE are checked. A client_id, code or refresh token
+// this server never minted is refused before any store call.
+func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The body is read before the gate, as at /mcp: a slot of a spent
-		// network is held for one lookup, never while a client trickles its
-		// body in (until ReadTimeout) in front of that network's valid grants.
-		form, formErr := readForm(w, r)
-		pass, err := refusals.enter(r.Context(), clientNetwork(r), nil)
+		form, err := readForm(w, r)
 		if err != nil {
-			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
+			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
 			return
 		}
-		defer pass.leave()
-		tr := &tokenRefusal{pass: pass}
-		if formErr != nil {
-			if !tr.throttled(w, r, http.StatusBadRequest) {
-				writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, formErr.Error())
-			}
-			return
-		}
-		tr.credential = presentedGrant(form)
-		client, oerr, status := tokenClient(r, st, form)
+		client, oerr, status := tokenClient(r, cfg, st, form)
 		if oerr != nil {
-			if !tr.throttled(w, r, status) {
-				writeClientError(w, r, logger, oerr, status)
-			}
+			writeClientError(w, r, logger, oerr, status)
 			return
 		}
 		addLog(r.Context(), slog.String("client_id", client.ID))
 		var iss store.Issued
-		access, refresh := oauth.NewSecret(oauth.PrefixAccess), oauth.NewSecret(oauth.PrefixRefresh)
+		now := cfg.Now()
+		access, refresh := cfg.secrets.Mint(oauth.PrefixAccess, now.Add(accessTTL)),
+			cfg.secrets.Mint(oauth.PrefixRefresh, now.Add(refreshFamilyTTL)) // no family outlives it
 		switch form.Get("grant_type") {
 		case "authorization_code":
 			iss, err = redeemCode(r, cfg, st, client, form, access, refresh)
@@ -70,7 +59,7 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 			err = oauth.NewError(oauth.ErrCodeUnsupportedGrantType, "supported: authorization_code, refresh_token")
 		}
 		if err != nil {
-			writeTokenError(w, r, logger, tr, err)
+			writeTokenError(w, r, logger, err)
 			return
 		}
 		addLog(r.Context(), slog.String("project", iss.ProjectID), slog.String("code", "ok"))
@@ -81,50 +70,6 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB, refusals *refus
 		}
 		writeOAuthJSON(w, http.StatusOK, resp)
 	}))
-}
-
-// tokenRefusal charges a refused token request through the gate
-// (refusals.go): a made-up code or refresh token, or none, to the caller's
-// network; one the server issued (used, rotated, expired, revoked) to that
-// secret alone. A spent bucket turns the refusal into 429
-// temporarily_unavailable (an RFC 6749 code OAuth libraries know) with
-// Retry-After. A valid grant is served whatever the buckets hold: guessing
-// a 256-bit secret is hopeless, the limit bounds the database load of a
-// stream of garbage.
-type tokenRefusal struct {
-	pass       *passage
-	credential []byte // SHA-256 of the well-formed code or refresh token presented, or nil
-}
-
-// presentedGrant is the hash of the grant's secret, when it is well formed.
-func presentedGrant(form oauth.Form) []byte {
-	switch form.Get("grant_type") {
-	case "authorization_code":
-		if c := form.Get("code"); oauth.WellFormedSecret(c, oauth.PrefixCode) {
-			return oauth.Hash(c)
-		}
-	case "refresh_token":
-		if t := form.Get("refresh_token"); oauth.WellFormedSecret(t, oauth.PrefixRefresh) {
-			return oauth.Hash(t)
-		}
-	}
-	return nil
-}
-
-// throttled charges a refusal with status (400 and 401 only) and, when its
-// bucket is spent, answers 429 and reports true.
-func (tr *tokenRefusal) throttled(w http.ResponseWriter, r *http.Request, status int) bool {
-	if status != http.StatusBadRequest && status != http.StatusUnauthorized {
-		return false
-	}
-	throttle, wait := tr.pass.refused(r.Context(), tr.credential, false)
-	if !throttle {
-		return false
-	}
-	addLog(r.Context(), slog.String("code", "rate_limited"))
-	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-	writeOAuthError(w, http.StatusTooManyRequests, oauth.ErrCodeTemporarilyUnavailable, "too many refused token requests; retry later")
-	return true
 }
 
 // writeClientError answers a refused client authentication at the token
@@ -146,7 +91,7 @@ func writeClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logge
 // in the body or as the user of HTTP Basic with an empty password (which
 // golang.org/x/oauth2 tries first). A client secret is refused: none was
 // ever issued.
-func tokenClient(r *http.Request, st *store.DB, form oauth.Form) (store.Client, *oauth.Error, int) {
+func tokenClient(r *http.Request, cfg *Config, st *store.DB, form oauth.Form) (store.Client, *oauth.Error, int) {
 	refuse := func(code, desc string, status int) (store.Client, *oauth.Error, int) {
 		return store.Client{}, oauth.NewError(code, desc), status
 	}
@@ -173,7 +118,7 @@ func tokenClient(r *http.Request, st *store.DB, form oauth.Form) (store.Client, 
 	if id == "" {
 		return refuse(oauth.ErrCodeInvalidClient, "client_id is required", http.StatusUnauthorized)
 	}
-	c, err := st.Client(r.Context(), id)
+	c, err := findClient(r.Context(), cfg, st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return refuse(oauth.ErrCodeInvalidClient, "unknown client", http.StatusUnauthorized)
 	}
@@ -195,7 +140,7 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 		check{code == "", oauth.ErrCodeInvalidRequest, "code is required"},
 		check{verifier == "", oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)"},
 		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
-		check{!oauth.WellFormedSecret(code, oauth.PrefixCode), oauth.ErrCodeInvalidGrant, "invalid authorization code"},
+		check{!cfg.secrets.Valid(code, oauth.PrefixCode, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid authorization code"},
 	); oe != nil {
 		return store.Issued{}, oe
 	}
@@ -240,7 +185,7 @@ func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, f
 		check{rt == "", oauth.ErrCodeInvalidRequest, "refresh_token is required"},
 		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
 		check{scope != "" && (scopeErr != nil || len(scopes) == 0), oauth.ErrCodeInvalidScope, "unknown scope"},
-		check{!oauth.WellFormedSecret(rt, oauth.PrefixRefresh), oauth.ErrCodeInvalidGrant, "invalid refresh token"},
+		check{!cfg.secrets.Valid(rt, oauth.PrefixRefresh, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid refresh token"},
 	); oe != nil {
 		return store.Issued{}, oe
 	}
@@ -253,7 +198,7 @@ func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, f
 // writeTokenError maps a refusal to an RFC 6749 §5.2 error body. The
 // store's reason goes on the access-log line (it names no secret), never
 // into the answer.
-func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, tr *tokenRefusal, err error) {
+func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var oe *oauth.Error
 	var refusal *store.RefusedError
 	code, desc, status := oauth.ErrCodeServerError, "internal error", http.StatusInternalServerError
@@ -267,9 +212,6 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrConflict):
 		code, desc, status = oauth.ErrCodeTemporarilyUnavailable, "retry later", http.StatusServiceUnavailable
 	}
-	if tr.throttled(w, r, status) {
-		return
-	}
 	addLog(r.Context(), slog.String("code", code))
 	if status >= 500 {
 		logger.ErrorContext(r.Context(), "token request failed", "req_id", requestID(r.Context()), "err", err)
@@ -279,6 +221,23 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 		addLog(r.Context(), slog.String("reason", refusal.Msg))
 	}
 	writeOAuthError(w, status, code, desc)
+}
+
+// findClient returns the client a presented client_id names. A client_id
+// this server did not assign (its MAC does not verify) and a metadata URL
+// the administrator did not list are store.ErrNotFound without a lookup.
+func findClient(ctx context.Context, cfg *Config, st *store.DB, id string) (store.Client, error) {
+	if oauth.IsClientIDURL(id) {
+		if !cfg.CIMD.listed(id) {
+			return store.Client{}, store.ErrNotFound
+		}
+		return st.Client(ctx, id)
+	}
+	row, ok := cfg.secrets.ClientRow(id)
+	if !ok {
+		return store.Client{}, store.ErrNotFound
+	}
+	return st.Client(ctx, row)
 }
 
 // handleRevoke serves POST /oauth/revoke (RFC 7009) for public clients. A
@@ -294,7 +253,7 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
 			return
 		}
-		client, oerr, status := tokenClient(r, st, form)
+		client, oerr, status := tokenClient(r, cfg, st, form)
 		if oerr != nil {
 			writeClientError(w, r, logger, oerr, status)
 			return
@@ -305,8 +264,9 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, "token is required")
 			return
 		}
-		// The hint is optional and never trusted: the stored kind decides.
-		if oauth.WellFormedSecret(tok, oauth.PrefixAccess) || oauth.WellFormedSecret(tok, oauth.PrefixRefresh) {
+		// The hint is optional and never trusted: the stored kind decides. A
+		// token this server never minted is unknown without a lookup.
+		if now := cfg.Now(); cfg.secrets.Valid(tok, oauth.PrefixAccess, now) || cfg.secrets.Valid(tok, oauth.PrefixRefresh, now) {
 			if _, err := st.RevokeClientToken(r.Context(), oauth.Hash(tok), client.ID, cfg.Now()); err != nil {
 				logger.ErrorContext(r.Context(), "revocation failed", "req_id", requestID(r.Context()), "err", err)
 				writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")

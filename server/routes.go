@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
@@ -24,14 +23,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		newWorkflowTools(logger, st, gh, flights).tools())
 
 	origin := checkOrigin(cfg)
-	issued := func(ctx context.Context, hash []byte) (bool, error) {
-		if st == nil {
-			return false, nil
-		}
-		return st.IssuedSecret(ctx, hash)
-	}
-
-	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now, cfg.resource()), newRefusalGate(issued, cfg.Now))))
+	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now, cfg.resource()))))
 	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
 	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
 
@@ -49,7 +41,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("OPTIONS /oauth/register", handleOAuthPreflight())
 	mux.Handle("GET /oauth/authorize", handleAuthorize(logger, cfg, st))
 	mux.Handle("POST /oauth/authorize", handleConsent(logger, cfg, st))
-	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st, newRefusalGate(issued, cfg.Now)))
+	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st))
 	mux.Handle("OPTIONS /oauth/token", handleOAuthPreflight())
 	mux.Handle("POST /oauth/revoke", handleRevoke(logger, cfg, st))
 	mux.Handle("OPTIONS /oauth/revoke", handleOAuthPreflight())

@@ -20,6 +20,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github"
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -79,6 +80,10 @@ type Config struct {
 	// CIMD accepts client ID metadata document URLs as client ids (see
 	// NewCIMD); nil, the default, means off.
 	CIMD *CIMD
+
+	// secrets mints and recognises every secret the server issues; NewServer
+	// derives its keys from the cursor key file (oauth/minted.go).
+	secrets *oauth.Secrets
 }
 
 func (c *Config) setDefaults() {
@@ -120,6 +125,7 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.setDefaults()
+	cfg.secrets = oauth.NewSecrets(cursors.Derive(oauth.KeyLabel))
 	mux := http.NewServeMux()
 	addRoutes(mux, logger, &cfg, st, gh, cursors)
 	var h http.Handler = mux

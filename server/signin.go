@@ -55,7 +55,7 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 // unusable link or a store error gets its page here, and ok=false.
 func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
 	token string) (owner store.SigninLinkOwner, other string, ok bool) {
-	if !oauth.WellFormedSecret(token, "") {
+	if !cfg.secrets.Valid(token, oauth.PrefixSignin, cfg.Now()) {
 		writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
 		return owner, "", false
 	}
@@ -120,10 +120,10 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		var old []byte
-		if prev := readCookie(r, cfg, cookieSession); prev != "" {
+		if prev := readCookie(r, cfg, cookieSession); cfg.secrets.Valid(prev, oauth.PrefixSession, cfg.Now()) {
 			old = oauth.Hash(prev)
 		}
-		session := oauth.NewSecret(oauth.PrefixSession)
+		session := cfg.secrets.Mint(oauth.PrefixSession, cfg.Now().Add(store.SessionTTL))
 		sess, err := st.RedeemSigninLink(r.Context(), oauth.Hash(token), oauth.Hash(session), old)
 		if errors.Is(err, store.ErrNotFound) {
 			linkNotValid(w, r)

@@ -110,10 +110,12 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
-// call runs a tools/call for who; pl is the call's read as the bearer check
-// authorized it, if it makes one. The scope check is an HTTP 403 before the
-// tool runs; everything else is a tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c toolCall) (any, error) {
+// call runs a tools/call for who; pl is the call's read, if it makes one,
+// which authorizeRead authorizes and audits in one statement once the scope
+// and the principal's limit allow the call (so a refused call writes no
+// row). The scope check is an HTTP 403 before the tool runs; everything else
+// is a tool result, isError for failures.
+func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, authorizeRead func(context.Context) error, c toolCall) (any, error) {
 	t := c.t
 	start := time.Now()
 	code := "ok"
@@ -134,16 +136,19 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, c to
 	switch {
 	case !ok:
 		err = retryAfter("too many tool calls; retry later", wait)
-		if pl != nil && pl.auth.AuditID != 0 {
-			pl.failed(ctx, who, err) // its authorization was written: the refusal too
-		}
 	case c.argErr != nil:
 		// The published inputSchema is authoritative: an argument it does not
 		// name was refused when the call was decoded, whatever the handler
 		// would do with it.
 		err = invalidArgument(c.argErr.Error())
 	default:
-		result, err = t.run(ctx, who, pl, c.args)
+		if pl != nil {
+			// A token revoked since authorize is not_found here.
+			err = authorizeRead(ctx)
+		}
+		if err == nil {
+			result, err = t.run(ctx, who, pl, c.args)
+		}
 		// A tool whose result would carry text read from GitHub refuses a
 		// caller without documents:read (needDocuments) before it reads any.
 		var se *scopeError
