@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -19,21 +22,28 @@ type readRecorder struct {
 
 func (b *readRecorder) Read(p []byte) (int, error) { b.read = true; return b.r.Read(p) }
 
-// Row MP-01: a missing or malformed bearer header is a 401 before the body
-// is read; a body the strict parser refuses costs no authentication; and the
-// one authentication call carries a read (to authorize and audit) only for a
-// git_document_get call whose arguments the strict decoder accepts (no
-// lenient key matching); a malformed id is a read refused as source_not_found
-// whose row names no target.
+// testSecrets are the secrets of a handler tested without NewServer.
+func testSecrets() *oauth.Secrets { return oauth.NewSecrets([][]byte{bytes.Repeat([]byte{5}, 32)}) }
+
+// Row MP-01: a missing or malformed bearer header, or a token this server
+// never minted, is a 401 before the body is read and before any
+// authentication; a body the strict parser refuses costs no
+// authentication; and a git_document_get call whose arguments the strict
+// decoder accepts (no lenient key matching) authorizes its read only after
+// the token (a second call, carrying the read); a malformed id is a read
+// refused as source_not_found whose row names no target.
 func TestMP01BearerBeforeBody(t *testing.T) {
 	t.Parallel()
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
+	cfg.secrets = testSecrets()
+	minted := "Bearer " + cfg.secrets.Mint(oauth.PrefixAccess, time.Now().Add(time.Hour))
 	var calls []string
 	authn := func(_ context.Context, _ []byte, pl *readPlan) (store.Auth, error) {
 		switch {
 		case pl == nil:
-			calls = append(calls, "no read")
+			calls = append(calls, "token")
+			return store.Auth{Kind: "legacy", PrincipalID: "p", ProjectID: "proj", Scopes: []string{oauth.DocumentsRead}}, nil
 		case pl.intent.Refusal != "":
 			calls = append(calls, pl.intent.Refusal+" "+pl.intent.SourceID)
 		default:
@@ -43,7 +53,7 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 	}
 	docs := &documentTools{}
 	tools := newToolTable(slog.New(slog.DiscardHandler), newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
-	h := handleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn, newRefusalGate(nothingIssued, cfg.Now))
+	h := handleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":` + args + `}}`
@@ -57,13 +67,14 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		{"no header", "", get(`{"source_id":"` + id + `"}`), 401, false, nil},
 		{"malformed header", "Bearer a b", get(`{"source_id":"` + id + `"}`), 401, false, nil},
 		{"basic scheme", "Basic eDp5", get(`{"source_id":"` + id + `"}`), 401, false, nil},
-		{"duplicate source_id", "Bearer t", get(`{"source_id":"` + id + `","source_id":"` + other + `"}`), 400, true, nil},
-		{"not JSON", "Bearer t", `{"jsonrpc":`, 400, true, nil},
-		{"document read", "Bearer t", get(`{"source_id":"` + id + `"}`), 401, true, []string{id}},
-		{"key in another case", "Bearer t", get(`{"Source_ID":"` + id + `"}`), 401, true, []string{"no read"}},
-		{"upper-case UUID", "Bearer t", get(`{"source_id":"` + strings.ToUpper(id) + `"}`), 401, true, []string{"source_not_found "}},
-		{"no source_id", "Bearer t", get(`{}`), 401, true, []string{"no read"}},
-		{"other method", "Bearer t", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 401, true, []string{"no read"}},
+		{"never minted", "Bearer t", get(`{"source_id":"` + id + `"}`), 401, false, nil},
+		{"duplicate source_id", minted, get(`{"source_id":"` + id + `","source_id":"` + other + `"}`), 400, true, nil},
+		{"not JSON", minted, `{"jsonrpc":`, 400, true, nil},
+		{"document read", minted, get(`{"source_id":"` + id + `"}`), 200, true, []string{"token", id}},
+		{"key in another case", minted, get(`{"Source_ID":"` + id + `"}`), 200, true, []string{"token"}},
+		{"upper-case UUID", minted, get(`{"source_id":"` + strings.ToUpper(id) + `"}`), 200, true, []string{"token", "source_not_found "}},
+		{"no source_id", minted, get(`{}`), 200, true, []string{"token"}},
+		{"other method", minted, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 200, true, []string{"token"}},
 	}
 	for _, tt := range tests {
 		calls = nil

@@ -33,10 +33,13 @@ func cimdRefusedFrom(t *testing.T, e *testEnv, xff, url, redirect string, status
 func TestCMAttacks(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
-	cimd.perHost = newRateLimiter(100, 100) // this test fetches more than one host's burst
-	// and more than one network's share of it: each URL comes from a network
-	// of its own.
+	const base = "https://docs.example/"
+	var listed []string
+	for _, p := range []string{"redirect", "target", "big", "chunked", "impostor", "secret", "expires", "jwk", "oct", "badjwks",
+		"basic", "jwtauth", "dupfield", "html", "missing", "array", "latin1", "nameless", "js"} {
+		listed = append(listed, base+p)
+	}
+	cimd := s.resolver(t, cimdFetchTimeout, listed...)
 	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = cimd })
 	sent := 0
 	cimdRefused := func(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
@@ -47,7 +50,6 @@ func TestCMAttacks(t *testing.T) {
 	doc := func(id string, extra string) []byte {
 		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
 	}
-	const base = "https://docs.example/"
 	e.canaries.secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
 
 	// CM-01: a redirect is refused, its target never fetched.
@@ -115,12 +117,13 @@ func TestCMAttacks(t *testing.T) {
 	s.serveJSON(base+"js", []byte(`{"client_id":"`+base+`js","client_name":"x","redirect_uris":["javascript:alert(1)"]}`))
 	cimdRefused(t, e, base+"js", "javascript:alert(1)", http.StatusBadRequest, cimdInvalidDocument)
 
-	// CM-05: a host outside the allowlist, and URLs the gate refuses, are
-	// refused before any connection.
+	// CM-05: a URL outside the list, and URLs the gate refuses, are refused
+	// before any connection.
 	before := len(s.dialed())
 	for url, reason := range map[string]string{
-		"https://outside.example/client.json":                 "cimd_host_not_allowed",
-		"https://claude.ai/oauth/claude-code-client-metadata": "cimd_host_not_allowed",
+		"https://outside.example/client.json":                 cimdNotListed,
+		"https://claude.ai/oauth/claude-code-client-metadata": cimdNotListed,
+		"https://docs.example/client.json":                    cimdNotListed,
 		"https://docs.example/a/../client.json":               "cimd_url_dot_segment",
 		"https://docs.example/a/%2e%2E/client":                "cimd_url_dot_segment",
 		"https://docs.example/client.json?x=1":                "cimd_url_query",
@@ -151,7 +154,7 @@ func TestCMSlowLoris(t *testing.T) {
 	s := newCIMDStandIn(t)
 	// 2 s rather than less: under a busy parallel run the TLS handshake alone
 	// can take a few hundred milliseconds, and the deadline must fall on the body.
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 2*time.Second, "docs.example") })
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 2*time.Second, "https://docs.example/slow") })
 	url := "https://docs.example/slow"
 	// The rest never comes, not even the end of the chunked body when the
 	// fetcher gives up: were the handler to return on its request's end, the
@@ -175,7 +178,7 @@ func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	clock := newTestClock()
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example"); c.Now = clock.now })
+	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/flaky"); c.Now = clock.now })
 	url := "https://docs.example/flaky"
 	var mu sync.Mutex
 	body := ""
@@ -237,7 +240,7 @@ func TestCMForbiddenAddresses(t *testing.T) {
 			_, port, _ := net.SplitHostPort(addr)
 			return d.DialContext(ctx, network, net.JoinHostPort(ip, port)) // "DNS": docs.example → ip
 		}
-		cimd, err := newCIMD([]string{"docs.example"}, dial, nil, cimdFetchTimeout)
+		cimd, err := newCIMD([]string{"https://docs.example/client.json"}, dial, nil, cimdFetchTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,66 +254,34 @@ func TestCMForbiddenAddresses(t *testing.T) {
 	}
 }
 
-// TestCMFlood: /authorize requests with distinct document URLs on one host
-// make at most cimdMaxInFlight concurrent and cimdHostBurst total fetches
-// (the clock is frozen, so the bucket never refills); the rest are refused
-// with 429 before any connection.
+// TestCMFlood: concurrent /authorize requests with distinct made-up
+// document URLs on a listed URL's host are all refused at once with the
+// 400 page, and none causes a connection; the listed URL is fetched once
+// meanwhile.
 func TestCMFlood(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	frozen := time.Now()
-	// Each URL comes from a network of its own: the point is the host's
-	// budget and the slots, not a network's share.
-	e := newTestEnv(t, trustLoopback, func(c *Config) {
-		c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example")
-		c.Now = func() time.Time { return frozen }
-	})
-	release := make(chan struct{})
-	var mu sync.Mutex
-	inFlight, most := 0, 0
-	s.route = map[string]http.HandlerFunc{}
-	hold := func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		inFlight++
-		most = max(most, inFlight)
-		mu.Unlock()
-		<-release
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-		http.NotFound(w, r)
-	}
+	const listed = "https://docs.example/client.json"
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, listed) })
+	s.serveJSON(listed, []byte(`{"client_id":"`+listed+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`))
 	const n = 40
-	urls := make([]string, n)
-	for i := range urls {
-		urls[i] = "https://docs.example/flood/" + strings.Repeat("x", i+1)
-		s.handle(urls[i], hold)
-	}
-	statuses := make(chan int, n)
-	for i, u := range urls {
+	statuses := make(chan int, n+1)
+	for i := range n {
 		go func() {
+			u := "https://docs.example/flood/" + strings.Repeat("x", i+1)
 			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).status
 		}()
 	}
-	// Every request that did not get a fetch slot answers at once; the
-	// ones holding slots wait for release.
+	go func() { statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).status }()
 	count := map[int]int{}
-	for range n - cimdMaxInFlight {
+	for range n + 1 {
 		count[<-statuses]++
 	}
-	close(release)
-	for range cimdMaxInFlight {
-		count[<-statuses]++
+	if count[http.StatusBadRequest] != n || count[http.StatusSeeOther] != 1 {
+		t.Errorf("CM-09: statuses %v, want %d × 400 and the listed URL's 303", count, n)
 	}
-	if count[http.StatusTooManyRequests] != n-cimdMaxInFlight || count[http.StatusBadGateway] != cimdMaxInFlight {
-		t.Errorf("CM-09: statuses %v, want %d × 429 and %d × 502", count, n-cimdMaxInFlight, cimdMaxInFlight)
-	}
-	for i, u := range urls { // sequential now: only the bucket limits
-		cimdAuthorizeFrom(t, e, cimdClient(u+"y", "https://docs.example/cb"), "", distinctNetwork(n+i))
-	}
-	if total := s.totalFetches(); total > cimdHostBurst || most > cimdMaxInFlight {
-		t.Errorf("CM-09: %d fetches (at most %d at once) for %d authorizations; want ≤ %d, ≤ %d at once",
-			total, most, 2*n, cimdHostBurst, cimdMaxInFlight)
+	if total, dials := s.totalFetches(), len(s.dialed()); total != 1 || dials != 1 {
+		t.Errorf("CM-09: %d fetches and %d connections, want the listed URL's one", total, dials)
 	}
 }
 
@@ -318,7 +289,7 @@ func TestCMFlood(t *testing.T) {
 // document (Claude Code, Codex) never falls back to registering itself, so
 // when the server cannot fetch the document the user waits on the error
 // page for good. The page therefore says what the administrator must do,
-// naming the listed host; the log says the same with the reason.
+// naming the host and the listed URL; the log says the same with the reason.
 func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	t.Parallel()
 	const url = "https://claude.ai/oauth/claude-code-client-metadata"
@@ -326,11 +297,11 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	noRoute := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
 	}
-	cimd, err := newCIMD([]string{"claude.ai"}, noRoute, nil, cimdFetchTimeout)
+	cimd, err := newCIMD([]string{url}, noRoute, nil, cimdFetchTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cimd.perHost = newRateLimiter(cimdHostRate, 1) // one fetch, then 429 (the clock stands still)
+	cimd.perURL = newRateLimiter(cimdURLRate, 1) // one fetch, then 429 (the clock stands still)
 	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
 	page := func(wantStatus int) (string, http.Header) {
 		t.Helper()
@@ -341,7 +312,7 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 		return html.UnescapeString(p.body), p.header
 	}
 	admin := []string{"Application not recognised", "let the server reach https://claude.ai",
-		"remove claude.ai from HEYAIRA_CIMD_HOSTS so that the application registers itself instead"}
+		"remove " + url + " from HEYAIRA_CIMD_CLIENTS so that the application registers itself instead"}
 
 	body, _ := page(http.StatusBadGateway)
 	for _, want := range append(admin, "could not fetch this application's description from claude.ai (reason: cimd_fetch_failed)",
@@ -372,7 +343,9 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 func TestCIMDRefusedDocumentPage(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
+	e := newTestEnv(t, func(c *Config) {
+		c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
+	})
 	s.serveJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
 	for url, want := range map[string]struct {
 		status int
@@ -380,7 +353,7 @@ func TestCIMDRefusedDocumentPage(t *testing.T) {
 	}{
 		"https://docs.example/nameless": {http.StatusBadRequest,
 			"The description this application publishes on docs.example is not one this server accepts (reason: cimd_invalid_document). " +
-				"Your administrator can remove docs.example from HEYAIRA_CIMD_HOSTS so that the application registers itself instead."},
+				"Your administrator can remove https://docs.example/nameless from HEYAIRA_CIMD_CLIENTS so that the application registers itself instead."},
 		"https://docs.example/missing": {http.StatusBadGateway,
 			"This server fetched this application's description from docs.example, but the answer cannot be used (reason: cimd_fetch_status)."},
 	} {

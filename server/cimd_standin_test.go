@@ -24,8 +24,8 @@ import (
 // asked for; the address check that dialer skips is tested on its own
 // (cimd_fetch_test.go).
 
-// cimdHosts are the hosts the stand-in holds a certificate for. The last
-// is allowlisted by no test, for the refusal of a host outside the list.
+// cimdHosts are the hosts the stand-in holds a certificate for. No test
+// lists a URL on the last, for the refusal of a URL outside the list.
 var cimdHosts = []string{"claude.ai", "vscode.dev", "chatgpt.com", "docs.example", "outside.example"}
 
 // Snapshot documents: URL → file under testdata/cimd.
@@ -130,12 +130,13 @@ func (s *cimdStandIn) dial(ctx context.Context, network, addr string) (net.Conn,
 	return d.DialContext(ctx, network, s.srv.Listener.Addr().String())
 }
 
-// resolver returns a CIMD for hosts that fetches through the stand-in.
-func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, hosts ...string) *CIMD {
+// resolver returns a CIMD for the listed client-ID URLs that fetches
+// through the stand-in.
+func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, urls ...string) *CIMD {
 	t.Helper()
-	c, err := newCIMD(hosts, s.dial, s.roots, timeout)
+	c, err := newCIMD(urls, s.dial, s.roots, timeout)
 	if err != nil || c == nil {
-		t.Fatalf("newCIMD(%v): %v, %v", hosts, c, err)
+		t.Fatalf("newCIMD(%v): %v, %v", urls, c, err)
 	}
 	return c
 }

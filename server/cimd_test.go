@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// newCIMDEnv is a test server with CIMD on for hosts, fetching from a
-// stand-in that serves the snapshot documents.
-func newCIMDEnv(t *testing.T, hosts ...string) (*testEnv, *cimdStandIn) {
+// newCIMDEnv is a test server with CIMD on for the listed client-ID URLs,
+// fetching from a stand-in that serves the snapshot documents.
+func newCIMDEnv(t *testing.T, urls ...string) (*testEnv, *cimdStandIn) {
 	t.Helper()
 	s := newCIMDStandIn(t)
-	cimd := s.resolver(t, cimdFetchTimeout, hosts...)
+	cimd := s.resolver(t, cimdFetchTimeout, urls...)
 	return newTestEnv(t, func(c *Config) { c.CIMD = cimd }), s
 }
 
@@ -54,8 +54,8 @@ const todayMetadata = `{"issuer":"https://heyaira.example","authorization_endpoi
 	`"code_challenge_methods_supported":["S256"],"authorization_response_iss_parameter_supported":true,` +
 	`"client_id_metadata_document_supported":false}`
 
-// TestCIMDMetadata: with HEYAIRA_CIMD_HOSTS unset the metadata is byte for
-// byte what it was; with hosts it advertises CIMD, and "none" stays among
+// TestCIMDMetadata: with HEYAIRA_CIMD_CLIENTS unset the metadata is byte
+// for byte what it was; with a listed URL it advertises CIMD, and "none" stays among
 // the token endpoint's methods (Claude and Codex need both), and DCR stays.
 func TestCIMDMetadata(t *testing.T) {
 	t.Parallel()
@@ -66,7 +66,7 @@ func TestCIMDMetadata(t *testing.T) {
 		want string
 	}{
 		{"off", nil, todayMetadata},
-		{"on", s.resolver(t, cimdFetchTimeout, "claude.ai"),
+		{"on", s.resolver(t, cimdFetchTimeout, "https://claude.ai/oauth/claude-code-client-metadata"),
 			strings.Replace(todayMetadata, `"client_id_metadata_document_supported":false`, `"client_id_metadata_document_supported":true`, 1)},
 	} {
 		e := newTestEnv(t, func(c *Config) { c.PublicURL = "https://heyaira.example"; c.CIMD = tc.cimd })
@@ -104,7 +104,8 @@ func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 // exchange and refresh with the URL as client_id, and a tool call.
 func TestCIMDSnapshotsAccepted(t *testing.T) {
 	t.Parallel()
-	e, s := newCIMDEnv(t, "claude.ai", "vscode.dev", "chatgpt.com")
+	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata", "https://claude.ai/oauth/mcp-oauth-client-metadata",
+		"https://vscode.dev/oauth/client-metadata.json", "https://chatgpt.com/oauth/codex/client.json")
 	tn := e.newTenant("o", "r")
 	for _, tc := range []struct {
 		url, redirect, host, name string
@@ -152,7 +153,7 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 // client row serves both.
 func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 	t.Parallel()
-	e, s := newCIMDEnv(t, "claude.ai")
+	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
 	tn := e.newTenant("o", "r")
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
 	first := e.tokens(t, tn, cimdClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
@@ -183,7 +184,7 @@ func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 // port only.
 func TestCIMDRedirectMustBeListed(t *testing.T) {
 	t.Parallel()
-	e, _ := newCIMDEnv(t, "claude.ai")
+	e, _ := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
 	for _, redirect := range []string{"http://127.0.0.1:5000/other", "https://evil.example/callback",
 		"http://127.0.0.1.evil.example/callback"} {
@@ -200,7 +201,7 @@ func TestCIMDCacheControl(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	clock := newTestClock()
-	cimd := s.resolver(t, cimdFetchTimeout, "docs.example")
+	cimd := s.resolver(t, cimdFetchTimeout, "https://docs.example/client.json")
 	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd; c.Now = clock.now })
 	url := "https://docs.example/client.json"
 	s.serveJSON(url, []byte(`{"client_id":"`+url+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`),
@@ -242,20 +243,21 @@ func TestCIMDFreshFor(t *testing.T) {
 	}
 }
 
-// TestCIMDHosts: HEYAIRA_CIMD_HOSTS takes exact lower-case hostnames only;
-// none means off.
-func TestCIMDHosts(t *testing.T) {
+// TestCIMDClients: HEYAIRA_CIMD_CLIENTS takes exact https client-ID URLs
+// that pass the URL gate; none means off.
+func TestCIMDClients(t *testing.T) {
 	t.Parallel()
 	if c, err := NewCIMD(nil, nil, nil); c != nil || err != nil {
-		t.Errorf("no hosts: %v, %v; want off", c, err)
+		t.Errorf("no URLs: %v, %v; want off", c, err)
 	}
-	if c, err := NewCIMD([]string{"claude.ai", "vscode.dev"}, nil, nil); c == nil || err != nil {
-		t.Errorf("claude.ai, vscode.dev: %v, %v", c, err)
+	urls := []string{"https://claude.ai/oauth/claude-code-client-metadata", "https://vscode.dev/oauth/client-metadata.json"}
+	if c, err := NewCIMD(urls, nil, nil); c == nil || err != nil || !c.listed(urls[1]) || c.listed("https://vscode.dev/other") {
+		t.Errorf("%v: %v, %v", urls, c, err)
 	}
-	for _, h := range []string{"Claude.ai", "127.0.0.1", "claude.ai:443", "https://claude.ai", "*.claude.ai",
-		"claude.ai/", "[::1]", "user@claude.ai", "claude ai"} {
-		if _, err := NewCIMD([]string{h}, nil, nil); err == nil {
-			t.Errorf("host %q accepted", h)
+	for _, u := range []string{"claude.ai", "https://claude.ai", "https://claude.ai/", "https://Claude.ai/x", "http://claude.ai/x",
+		"https://127.0.0.1/x", "https://claude.ai/x?y=1", "https://claude.ai/a/../b", "https://user@claude.ai/x"} {
+		if _, err := NewCIMD([]string{u}, nil, nil); err == nil {
+			t.Errorf("URL %q accepted", u)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"heyaira/cursor"
+	"heyaira/oauth"
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
 	"heyaira/store"
@@ -38,6 +38,7 @@ type testEnv struct {
 	// canaries are the tokens, cursors and content this test handled; no
 	// spelling of any may reach the log (LG-01, checked at cleanup).
 	canaries *canarySet
+	secrets  *oauth.Secrets // the server's: what it mints, tests mint too
 }
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
@@ -61,6 +62,7 @@ func newTestEnvOn(t testing.TB, db *store.DB, ghOpts []githubtest.Option, mutate
 	if e.cursors, err = cursor.NewCodec(bytes.Repeat([]byte{7}, 32)); err != nil {
 		t.Fatal(err)
 	}
+	e.secrets = oauth.NewSecrets(e.cursors.Derive(oauth.KeyLabel))
 	e.srv = httptest.NewUnstartedServer(nil)
 	e.clock = newTestClock()
 	e.cfg = Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), Version: "test", Now: e.clock.now}
@@ -138,7 +140,7 @@ func (e *testEnv) token(tn tenant, scopes ...string) string {
 		VALUES ('test', ARRAY['http://127.0.0.1/cb']) RETURNING id`)
 	grant := e.queryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
 		VALUES ($1, $2, $3, $4) RETURNING id`, client, tn.principal, tn.project, pq.Array(scopes))
-	tok := "hya_" + rand.Text() + rand.Text()
+	tok := e.secrets.Mint(oauth.PrefixAccess, time.Now().Add(time.Hour))
 	h := sha256.Sum256([]byte(tok))
 	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
 		VALUES ($1, 'access', $2, $3, $4, gen_random_uuid(), $5)`,
@@ -150,7 +152,7 @@ func (e *testEnv) token(tn tenant, scopes ...string) string {
 // legacyToken issues a legacy project token (memory/task scopes).
 func (e *testEnv) legacyToken(tn tenant) string {
 	e.t.Helper()
-	tok := "hyl_" + rand.Text() + rand.Text()
+	tok := e.secrets.Mint(oauth.PrefixLegacy, time.Time{})
 	h := sha256.Sum256([]byte(tok))
 	e.exec(`INSERT INTO legacy_tokens (project_id, name, token_hash, scopes)
 		VALUES ($1, 'legacy', $2, ARRAY['memory:read','memory:write','tasks:read','tasks:write'])`, tn.project, h[:])

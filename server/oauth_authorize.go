@@ -154,7 +154,10 @@ func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	var err error
 	switch {
 	case !oauth.IsClientIDURL(id):
-		c, err = findClient(r.Context(), cfg, st, id)
+		err = store.ErrNotFound // never assigned: no lookup
+		if key, ok := clientKey(cfg, id); ok {
+			c, err = st.Client(r.Context(), key)
+		}
 	case cfg.CIMD == nil:
 		err = store.ErrNotFound // with CIMD off, a URL is an unknown client
 	default:

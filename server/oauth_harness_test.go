@@ -105,7 +105,7 @@ func hidden(body string) url.Values {
 // signinLink makes a one-time link for the principal, as the admin CLI does.
 func (e *testEnv) signinLink(principal string) string {
 	e.t.Helper()
-	secret := randomB64()
+	secret := e.secrets.Mint(oauth.PrefixSignin, time.Now().Add(store.SigninLinkTTL))
 	if _, err := e.db.CreateSigninLink(e.t.Context(), principal, oauth.Hash(secret), store.SigninLinkTTL); err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -38,7 +37,17 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
 			return
 		}
-		client, oerr, status := tokenClient(r, cfg, st, form)
+		lookup, oerr, status := tokenClient(r, cfg, st, form)
+		if oerr == nil {
+			if oe := unmintedGrant(cfg, form); oe != nil {
+				writeTokenError(w, r, logger, oe)
+				return
+			}
+		}
+		var client store.Client
+		if oerr == nil {
+			client, oerr, status = lookup()
+		}
 		if oerr != nil {
 			writeClientError(w, r, logger, oerr, status)
 			return
@@ -87,13 +96,18 @@ func writeClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logge
 	writeOAuthError(w, status, oerr.Code, oerr.Description)
 }
 
+// clientLookup finds the client a request named, once the request has
+// passed every check that needs no store call.
+type clientLookup func() (store.Client, *oauth.Error, int)
+
 // tokenClient authenticates a public client: it names itself by client_id
 // in the body or as the user of HTTP Basic with an empty password (which
 // golang.org/x/oauth2 tries first). A client secret is refused: none was
-// ever issued.
-func tokenClient(r *http.Request, cfg *Config, st *store.DB, form oauth.Form) (store.Client, *oauth.Error, int) {
-	refuse := func(code, desc string, status int) (store.Client, *oauth.Error, int) {
-		return store.Client{}, oauth.NewError(code, desc), status
+// ever issued. A client_id this server never assigned, or a metadata URL
+// not listed, is refused here; a plausible one is returned as its lookup.
+func tokenClient(r *http.Request, cfg *Config, st *store.DB, form oauth.Form) (clientLookup, *oauth.Error, int) {
+	refuse := func(code, desc string, status int) (clientLookup, *oauth.Error, int) {
+		return nil, oauth.NewError(code, desc), status
 	}
 	const secretRefused = "this server has public clients only: no client secret"
 	id := form.Get("client_id")
@@ -118,14 +132,38 @@ func tokenClient(r *http.Request, cfg *Config, st *store.DB, form oauth.Form) (s
 	if id == "" {
 		return refuse(oauth.ErrCodeInvalidClient, "client_id is required", http.StatusUnauthorized)
 	}
-	c, err := findClient(r.Context(), cfg, st, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return refuse(oauth.ErrCodeInvalidClient, "unknown client", http.StatusUnauthorized)
+	key, ok := clientKey(cfg, id)
+	if !ok {
+		return refuse(oauth.ErrCodeInvalidClient, unknownClient, http.StatusUnauthorized)
 	}
-	if err != nil {
-		return refuse(oauth.ErrCodeTemporarilyUnavailable, "retry later", http.StatusServiceUnavailable)
+	return func() (store.Client, *oauth.Error, int) {
+		c, err := st.Client(r.Context(), key)
+		if errors.Is(err, store.ErrNotFound) {
+			return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClient, unknownClient), http.StatusUnauthorized
+		}
+		if err != nil {
+			return store.Client{}, oauth.NewError(oauth.ErrCodeTemporarilyUnavailable, "retry later"), http.StatusServiceUnavailable
+		}
+		return c, nil, 0
+	}, nil, 0
+}
+
+const unknownClient = "unknown client"
+
+// unmintedGrant refuses a code or refresh token this server never minted
+// (or whose embedded expiry has passed), before the client is looked up.
+func unmintedGrant(cfg *Config, form oauth.Form) *oauth.Error {
+	prefix, v := oauth.PrefixCode, form.Get("code")
+	if form.Get("grant_type") == "refresh_token" {
+		prefix, v = oauth.PrefixRefresh, form.Get("refresh_token")
 	}
-	return c, nil, 0
+	if v == "" || cfg.secrets.Valid(v, prefix, cfg.Now()) {
+		return nil // a missing one gets its own answer, after the client
+	}
+	if prefix == oauth.PrefixCode {
+		return oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid authorization code")
+	}
+	return oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid refresh token")
 }
 
 // redeemCode runs the authorization_code grant. Request syntax is checked
@@ -223,21 +261,15 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	writeOAuthError(w, status, code, desc)
 }
 
-// findClient returns the client a presented client_id names. A client_id
-// this server did not assign (its MAC does not verify) and a metadata URL
-// the administrator did not list are store.ErrNotFound without a lookup.
-func findClient(ctx context.Context, cfg *Config, st *store.DB, id string) (store.Client, error) {
+// clientKey is what the store finds a presented client_id by: its row id,
+// or a listed metadata URL as it is. ok is false, with no lookup, for a
+// client_id this server never assigned (its MAC does not verify) and a
+// metadata URL the operator did not list.
+func clientKey(cfg *Config, id string) (string, bool) {
 	if oauth.IsClientIDURL(id) {
-		if !cfg.CIMD.listed(id) {
-			return store.Client{}, store.ErrNotFound
-		}
-		return st.Client(ctx, id)
+		return id, cfg.CIMD.listed(id)
 	}
-	row, ok := cfg.secrets.ClientRow(id)
-	if !ok {
-		return store.Client{}, store.ErrNotFound
-	}
-	return st.Client(ctx, row)
+	return cfg.secrets.ClientRow(id)
 }
 
 // handleRevoke serves POST /oauth/revoke (RFC 7009) for public clients. A
@@ -253,20 +285,26 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, err.Error())
 			return
 		}
-		client, oerr, status := tokenClient(r, cfg, st, form)
+		lookup, oerr, status := tokenClient(r, cfg, st, form)
 		if oerr != nil {
 			writeClientError(w, r, logger, oerr, status)
 			return
 		}
-		addLog(r.Context(), slog.String("client_id", client.ID))
 		tok := form.Get("token")
 		if tok == "" {
 			writeOAuthError(w, http.StatusBadRequest, oauth.ErrCodeInvalidRequest, "token is required")
 			return
 		}
 		// The hint is optional and never trusted: the stored kind decides. A
-		// token this server never minted is unknown without a lookup.
+		// token this server never minted is unknown: 200, with no lookup of
+		// it or of the client.
 		if now := cfg.Now(); cfg.secrets.Valid(tok, oauth.PrefixAccess, now) || cfg.secrets.Valid(tok, oauth.PrefixRefresh, now) {
+			client, oerr, status := lookup()
+			if oerr != nil {
+				writeClientError(w, r, logger, oerr, status)
+				return
+			}
+			addLog(r.Context(), slog.String("client_id", client.ID))
 			if _, err := st.RevokeClientToken(r.Context(), oauth.Hash(tok), client.ID, cfg.Now()); err != nil {
 				logger.ErrorContext(r.Context(), "revocation failed", "req_id", requestID(r.Context()), "err", err)
 				writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")

@@ -23,6 +23,7 @@ import (
 
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
+	"heyaira/oauth"
 	"heyaira/store"
 )
 
@@ -340,6 +341,8 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	cfg := Config{PublicURL: "http://127.0.0.1"}
 	cfg.setDefaults()
+	cfg.secrets = testSecrets()
+	bearer := "Bearer " + cfg.secrets.Mint(oauth.PrefixAccess, time.Time{})
 	values := map[string]any{"string": "boom " + secret, "error": errors.New("boom " + secret), "other": struct{ S string }{secret}}
 	type boomArgs struct {
 		Kind string `json:"kind" arg:"text"`
@@ -352,14 +355,14 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = handleMCP(logger, tools, &cfg, authn, newRefusalGate(nothingIssued, cfg.Now))
+	var h http.Handler = handleMCP(logger, tools, &cfg, authn)
 	h = withRequestID(withRecover(logger, withAccessLog(logger, cfg.Metrics, withSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(body string) (*http.Response, error) {
 		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer any")
+		req.Header.Set("Authorization", bearer)
 		return http.DefaultClient.Do(req)
 	}
 	for kind := range values {

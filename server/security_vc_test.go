@@ -1,17 +1,18 @@
 package server
 
-// Rows VC-01 to VC-08 (docs/security-tests.md §2.17, docs/limits.md): no
-// limit can be spent by one caller for another. A request that presents a
+// Rows VC-01 to VC-10 (docs/security-tests.md, docs/limits.md): no limit
+// can be spent by one caller for another, and a request that presents a
 // valid credential is never refused because of failures made by others,
-// whatever address it shares with them. Every test runs on the test
-// environment's clock, which stands still, so each bucket holds exactly
-// its burst however slow the machine is.
+// whatever address it shares with them. Since every secret the server
+// issues carries its MAC (oauth/minted.go), junk never reaches the store,
+// so the rows are proved by counting statements on the wire, not by
+// buckets: made-up secrets cost none, and there is nothing left for junk to
+// spend.
 
 import (
-	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/store/storetest"
 )
 
 // trustLoopback makes the test client's own address (127.0.0.1) a trusted
@@ -38,8 +40,21 @@ func bearerFrom(e *testEnv, token, xff string) reply {
 	return e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+token, "X-Forwarded-For", xff)
 }
 
-// junkBearer is a well-formed access token the server never issued.
-func junkBearer() string { return oauth.NewSecret(oauth.PrefixAccess) }
+// madeUp is a secret of exactly the shape of like (a real one): the same
+// prefix, length and alphabet, with a random body. The server never minted
+// it.
+func madeUp(like, prefix string) string {
+	n := base64URL.DecodedLen(len(like) - len(prefix))
+	b := make([]byte, n)
+	rand.Read(b)
+	return prefix + base64URL.EncodeToString(b)
+}
+
+// junkBearer is an access token of the real shape that the server never
+// minted.
+func (e *testEnv) junkBearer() string {
+	return madeUp(e.secrets.Mint(oauth.PrefixAccess, time.Now()), oauth.PrefixAccess)
+}
 
 // statuses counts the HTTP statuses of n calls of f.
 func statuses(n int, f func(i int) int) map[int]int {
@@ -50,80 +65,76 @@ func statuses(n int, f func(i int) int) map[int]int {
 	return got
 }
 
-// Row VC-01 (review N2): junk bearer tokens from a network are throttled
-// after the burst (429 instead of 401), but a valid OAuth or legacy token
-// from that same network is served, directly or behind the trusted proxy,
-// and another network's junk is not throttled. Before the fix the valid
-// tokens got 429: the spent bucket refused before the lookup.
+// statementsOf is how many statements f sent to PostgreSQL.
+func statementsOf(wc *storetest.WireCounter, f func()) int64 {
+	before := wc.Counts()
+	f()
+	return wc.Counts().Sub(before).Statements
+}
+
+// Row VC-01 (review N2, T4-1): junk bearer tokens from one network, however
+// many, are answered 401 with no statement, and a valid OAuth or legacy
+// token from that same network is served, each for one lookup. Before the
+// redesign junk spent a per-network bucket and then queued in a lane behind
+// which a valid token waited; before that, it got 429.
 func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, trustLoopback)
 	tn := e.newTenant("o", "r")
 	good, legacy := e.token(tn, "memory:read"), e.legacyToken(tn)
 	const victim = "198.51.100.7"
-	got := statuses(2*refusalBurst, func(int) int { return bearerFrom(e, junkBearer(), victim).status })
-	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != refusalBurst {
-		t.Fatalf("junk from one network: %v, want %d × 401 then %d × 429", got, refusalBurst, refusalBurst)
+	var got map[int]int
+	if n := statementsOf(wc, func() {
+		got = statuses(200, func(int) int { return bearerFrom(e, e.junkBearer(), victim).status })
+	}); n != 0 || got[http.StatusUnauthorized] != 200 {
+		t.Fatalf("200 junk bearers from one network: %v, %d statements; want 200 × 401 and none", got, n)
 	}
 	for name, tok := range map[string]string{"OAuth": good, "legacy": legacy} {
-		if r := bearerFrom(e, tok, victim); r.status != http.StatusOK {
-			t.Errorf("a valid %s token from the junk's network: %d %s", name, r.status, r.raw)
+		var r reply
+		if n := statementsOf(wc, func() { r = bearerFrom(e, tok, victim) }); r.status != http.StatusOK || n != 1 {
+			t.Errorf("a valid %s token from the junk's network: %d, %d statements; want 200 and 1", name, r.status, n)
 		}
-	}
-	if r := bearerFrom(e, junkBearer(), victim); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
-		t.Errorf("junk after the valid calls: %d %q, want 429 with Retry-After", r.status, r.header.Get("Retry-After"))
-	}
-	if r := bearerFrom(e, junkBearer(), "198.51.100.8"); r.status != http.StatusUnauthorized {
-		t.Errorf("junk from another network: %d, want 401", r.status)
 	}
 }
 
-// Row VC-02: a token the server issued that no longer works (expired,
-// revoked, or for another resource) charges only its own bucket. It does
-// not spend its network's budget, and on a network whose budget junk has
-// spent it still gets 401 with the challenge, not 429, so that its client
-// refreshes instead of backing off.
-func TestVC02IssuedTokensChargeOnlyThemselves(t *testing.T) {
+// Row VC-02 (T4-4): a token the server minted that no longer works
+// (expired, revoked, or for another resource) gets 401 with the challenge,
+// never 429, so that its client refreshes; each costs the one indexed
+// lookup a valid token costs. A token whose embedded expiry has passed
+// costs none.
+func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, trustLoopback)
 	tn := e.newTenant("o", "r")
 	expired, revoked, other := e.token(tn, "memory:read"), e.token(tn, "memory:read"), e.token(tn, "memory:read")
 	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Minute))
 	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
 	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
-
-	// The expired token, presented again and again, is throttled alone.
-	got := statuses(refusalBurst+5, func(int) int { return bearerFrom(e, expired, "203.0.113.1").status })
-	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != 5 {
-		t.Errorf("an expired token presented %d times: %v, want %d × 401 then 429", refusalBurst+5, got, refusalBurst)
-	}
-	if r := bearerFrom(e, junkBearer(), "203.0.113.1"); r.status != http.StatusUnauthorized {
-		t.Errorf("junk from the expired token's network: %d, want 401 (its budget untouched)", r.status)
-	}
-
-	// Junk spends another network's budget; the issued tokens there still
-	// get their 401 with the challenge.
-	statuses(refusalBurst, func(int) int { return bearerFrom(e, junkBearer(), "203.0.113.2").status })
-	if r := bearerFrom(e, junkBearer(), "203.0.113.2"); r.status != http.StatusTooManyRequests {
-		t.Fatalf("junk after the burst: %d, want 429", r.status)
-	}
-	for name, tok := range map[string]string{"revoked": revoked, "other resource": other} {
-		r := bearerFrom(e, tok, "203.0.113.2")
-		if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
-			t.Errorf("a %s token on the spent network: %d %q, want 401 invalid_token", name, r.status, r.header.Get("WWW-Authenticate"))
+	for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "other resource": other} {
+		for i := range 3 {
+			var r reply
+			n := statementsOf(wc, func() { r = bearerFrom(e, tok, "203.0.113.1") })
+			if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") || n != 1 {
+				t.Errorf("the %s token, time %d: %d %q, %d statements; want 401 invalid_token and 1", name, i+1,
+					r.status, r.header.Get("WWW-Authenticate"), n)
+			}
 		}
+	}
+	lapsed := e.secrets.Mint(oauth.PrefixAccess, e.clock.now().Add(-time.Second))
+	var r reply
+	if n := statementsOf(wc, func() { r = bearerFrom(e, lapsed, "203.0.113.1") }); r.status != http.StatusUnauthorized || n != 0 {
+		t.Errorf("a minted token past its embedded expiry: %d, %d statements; want 401 and none", r.status, n)
 	}
 }
 
-// Row VC-03 (review F1 residue): bad refresh tokens and codes that name a
-// real client_id, from the client's own network, are throttled (429
-// temporarily_unavailable), and still that client's valid refresh and its
-// valid code are served from that network. Its rotated refresh token, which
-// the server issued, gets invalid_grant, not 429, so that the client signs
-// in again. Before the fix the valid grants got 429.
+// Row VC-03 (review F1 residue): made-up refresh tokens and codes that name
+// a real client_id, from the client's own network, get invalid_grant with
+// no statement, and the client's valid refresh and valid code are served
+// from that network; its rotated refresh token, which the server minted,
+// gets invalid_grant too, so that the client signs in again.
 func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, trustLoopback)
 	tn := e.newTenant("o", "r")
 	c := e.register("http://127.0.0.1/cb")
 	first := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
@@ -133,45 +144,48 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	refresh := func(rt string) url.Values {
 		return url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}}
 	}
-	codes := map[string]int{}
-	for range 2 * refusalBurst {
-		_, code := postTokenForm(t, e, refresh(oauth.NewSecret(oauth.PrefixRefresh)), network)
-		codes[code]++
+	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.verifier},
+		"redirect_uri": {c.redirect}, "client_id": {c.id}, "resource": {e.cfg.PublicURL + "/mcp"}}
+	junkCode := url.Values{}
+	for k, v := range redeem {
+		junkCode[k] = v
 	}
-	if codes[oauth.ErrCodeInvalidGrant] != refusalBurst || codes[oauth.ErrCodeTemporarilyUnavailable] != refusalBurst {
-		t.Fatalf("bad refresh tokens naming the client: %v, want %d × invalid_grant then temporarily_unavailable", codes, refusalBurst)
+	junkCode.Set("code", madeUp(code, oauth.PrefixCode))
+	codes := map[string]int{}
+	// The client is looked up once per request; the made-up grant never is.
+	n := statementsOf(wc, func() {
+		for range 100 {
+			_, code := postTokenForm(t, e, refresh(madeUp(live, oauth.PrefixRefresh)), network)
+			codes[code]++
+			_, code = postTokenForm(t, e, junkCode, network)
+			codes[code]++
+		}
+	})
+	if codes[oauth.ErrCodeInvalidGrant] != 200 || n != 200 {
+		t.Fatalf("made-up grants naming the client: %v, %d statements; want 200 × invalid_grant and 200 (the client's lookups)", codes, n)
 	}
 	if status, code := postTokenForm(t, e, refresh(live), network); status != http.StatusOK {
 		t.Errorf("the client's valid refresh from the same network: %d %s", status, code)
 	}
-	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.verifier},
-		"redirect_uri": {c.redirect}, "client_id": {c.id}, "resource": {e.cfg.PublicURL + "/mcp"}}
 	if status, code := postTokenForm(t, e, redeem, network); status != http.StatusOK {
 		t.Errorf("the client's valid code from the same network: %d %s", status, code)
 	}
 	if status, code := postTokenForm(t, e, refresh(first), network); status != http.StatusBadRequest || code != oauth.ErrCodeInvalidGrant {
-		t.Errorf("the client's rotated refresh token on the spent network: %d %s, want 400 invalid_grant", status, code)
-	}
-	if status, code := postTokenForm(t, e, refresh(oauth.NewSecret(oauth.PrefixRefresh)), network); status != http.StatusTooManyRequests {
-		t.Errorf("junk after the valid grants: %d %s, want 429", status, code)
+		t.Errorf("the client's rotated refresh token: %d %s, want 400 invalid_grant", status, code)
 	}
 }
 
-// Row VC-04 (review N1): made-up client-ID URLs on a listed host spend the
-// host's fetch budget for never-seen URLs only. A client whose document is
-// stored refetches from a budget of its own, and while its refetch fails
-// for a reason that may pass (here the host's 503) its stored document is
-// served for up to cimdStaleFor past its freshness; after that, and for a
-// document its host no longer serves (404), the user gets the error page.
-// Before the fix the real client's users got 429 while one anonymous
-// request every six seconds kept the host's budget spent.
+// Row VC-04 (review N1): a listed client whose document is stored
+// refetches from a budget of its own, and while its refetch fails for a
+// reason that may pass (here the host's 503) its stored document is served
+// for up to cimdStaleFor past its freshness; after that, and for a document
+// its host no longer serves (404), the user gets the error page. Made-up
+// URLs on the same host, however many, are refused unfetched (VC-07).
 func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	// The junk comes from many networks, so that it spends the host's budget
-	// and not only one network's share of it (VC-07).
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "docs.example") })
 	legit := "https://docs.example/client.json"
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, legit) })
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
 	sent := 0
@@ -183,20 +197,12 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 		t.Fatalf("first authorization: %d %s", p.status, p.body)
 	}
 	e.clock.advance(2 * time.Minute) // the stored document is stale
-	junk := statuses(cimdHostBurst+5, func(i int) int { return get("https://docs.example/x/" + strconv.Itoa(i)).status })
-	if junk[http.StatusTooManyRequests] != 5 {
-		t.Errorf("made-up URLs on the host: %v, want the last 5 throttled", junk)
+	junk := statuses(50, func(i int) int { return get("https://docs.example/x/" + strconv.Itoa(i)).status })
+	if junk[http.StatusBadRequest] != 50 {
+		t.Errorf("made-up URLs on the host: %v, want 50 × 400", junk)
 	}
 	if p := get(legit); p.status != http.StatusSeeOther || s.fetches(legit) != 2 {
 		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.status, s.fetches(legit))
-	}
-	// Sustained junk, one every six seconds, changes nothing for it.
-	for i := range 5 {
-		e.clock.advance(6 * time.Second)
-		get("https://docs.example/y/" + strconv.Itoa(i))
-		if p := get(legit); p.status != http.StatusSeeOther {
-			t.Fatalf("round %d of sustained junk: the real client got %d", i, p.status)
-		}
 	}
 
 	// The host fails: the stored document is served stale, and refetches
@@ -232,149 +238,71 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	}
 }
 
-// Row VC-07 (issue 27 item 4): each client network has a share of a
-// listed host's budget for never-seen client-ID URLs (cimdNetworkBurst,
-// then one a minute), and each wide network (/48, /24) a share of
-// cimdWideBurst. One /64 rotating its addresses through made-up URLs on
-// claude.ai spends only its share, and a second /64 of the same /48 only
-// what is left of the /48's; a new honest client of claude.ai from another
-// network is still fetched and goes on to sign-in. Before the fix the junk
-// spent the whole host budget and the honest client got 429.
-func TestVC07NetworksShareAHostsBudgetForNewURLs(t *testing.T) {
+// Row VC-07 (T4-3, CIMD by exact URL): a client-ID URL the operator did not
+// list, even on a listed URL's host, is refused with a 400 page that names
+// the setting to add, and causes no fetch and no statement; so made-up URLs
+// spend nothing a new honest client needs. Before the redesign they spent
+// per-host, per-network and per-wide-network budgets, and a flood of them
+// answered cimd_rate_limited to everyone's new URLs.
+func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "claude.ai") })
+	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
+	e, wc := newCountedEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, honest) })
 	get := func(u, xff string) page {
 		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
 	}
-	round := 0
-	junk := func(n int, prefix string) map[int]int {
-		round++
-		return statuses(n, func(i int) int {
-			return get("https://claude.ai/junk/"+strconv.Itoa(round)+"/"+strconv.Itoa(i), v6(prefix, i)).status
-		})
+	var got map[int]int
+	n := statementsOf(wc, func() {
+		got = statuses(100, func(i int) int { return get("https://claude.ai/junk/"+strconv.Itoa(i), v6("2001:db8:7:1::", i)).status })
+	})
+	if got[http.StatusBadRequest] != 100 || n != 0 || s.totalFetches() != 0 {
+		t.Errorf("100 unlisted URLs: %v, %d statements, %d fetches; want 100 × 400, none, none", got, n, s.totalFetches())
 	}
-	// One /64, many addresses: its share is fetched (404 from the host, so
-	// 502), the rest is refused before any connection.
-	before := s.totalFetches()
-	if got := junk(cimdHostBurst+5, "2001:db8:7:1::"); got[http.StatusBadGateway] != cimdNetworkBurst ||
-		got[http.StatusTooManyRequests] != cimdHostBurst+5-cimdNetworkBurst {
-		t.Errorf("made-up URLs from one /64: %v, want %d fetched (502), the rest 429", got, cimdNetworkBurst)
+	p := get("https://claude.ai/junk/x", "198.51.100.20")
+	if !strings.Contains(p.body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(p.body, cimdNotListed) {
+		t.Errorf("the unlisted URL's page does not name the setting to add: %s", p.body)
 	}
-	if n := s.totalFetches() - before; n != cimdNetworkBurst {
-		t.Errorf("%d fetches for one /64's junk, want %d", n, cimdNetworkBurst)
-	}
-	// A second /64 of the same /48 gets what is left of the /48's share.
-	if got := junk(cimdHostBurst, "2001:db8:7:2::"); got[http.StatusBadGateway] != cimdWideBurst-cimdNetworkBurst {
-		t.Errorf("made-up URLs from a second /64 of the /48: %v, want %d fetched", got, cimdWideBurst-cimdNetworkBurst)
-	}
-	p := get("https://claude.ai/junk/again", "2001:db8:7:1::99")
-	if wait, _ := strconv.Atoi(p.header.Get("Retry-After")); p.status != http.StatusTooManyRequests || wait < 1 || wait > 61 {
-		t.Errorf("the spent /64 again: %d Retry-After %q, want 429 within a minute", p.status, p.header.Get("Retry-After"))
-	}
-	// A new honest client of the same host, from another network.
-	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
-	if p := get(honest, "198.51.100.20"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
-		t.Fatalf("a new client of claude.ai from another network: %d %s", p.status, p.body)
+	if p := get(honest, "2001:db8:7:1::99"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
+		t.Fatalf("the listed client from the junk's network: %d %s", p.status, p.body)
 	}
 	if n := s.fetches(honest); n != 1 {
-		t.Errorf("the honest client's document fetched %d times, want 1", n)
-	}
-	// A minute later the /64's share has one fetch more, not its burst.
-	e.clock.advance(time.Minute)
-	if got := junk(cimdNetworkBurst, "2001:db8:7:1::"); got[http.StatusBadGateway] != 1 {
-		t.Errorf("the /64 a minute later: %v, want 1 fetched", got)
+		t.Errorf("the listed client's document fetched %d times, want 1", n)
 	}
 }
 
-// Row VC-10 (review of 2026-12-04): a never-seen URL refused because all
-// cimdMaxInFlight fetch slots are busy charges none of its caller's shares.
-// Before the fix the network's share was charged first, so a network that
-// met busy slots had one fetch fewer left.
-func TestVC10BusyFetchSlotsChargeNothing(t *testing.T) {
+// Row VC-08 (T4-1): a concurrent wave of junk bearers from one address opens
+// no database connection and sends no statement, while a valid token from
+// the same address is served during the wave. Before the redesign the
+// gate's bucket was peeked, not reserved, and one such wave took all 16
+// connections of the pool.
+func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "claude.ai") })
-	get := func(u string) int {
-		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", "198.51.100.70").status
+	e, wc := newCountedEnv(t, trustLoopback)
+	tn := e.newTenant("o", "r")
+	good := e.token(tn, "memory:read")
+	const network = "203.0.113.93"
+	wc.ResetMaxOpen()
+	before := wc.Counts()
+	var wg sync.WaitGroup
+	statuses := make(chan int, 100)
+	for range 100 {
+		wg.Go(func() { statuses <- bearerFrom(e, e.junkBearer(), network).status })
 	}
-	slots := e.cfg.CIMD.slots
-	for range cap(slots) {
-		slots <- struct{}{}
-	}
-	if status := get("https://claude.ai/busy/0"); status != http.StatusTooManyRequests {
-		t.Errorf("a new URL while every fetch slot is busy: %d, want 429", status)
-	}
-	for range cap(slots) {
-		<-slots
-	}
-	got := statuses(cimdNetworkBurst, func(i int) int { return get("https://claude.ai/busy/" + strconv.Itoa(i+1)) })
-	if got[http.StatusBadGateway] != cimdNetworkBurst {
-		t.Errorf("the network's share after a refusal for busy slots: %v, want %d fetched (502)", got, cimdNetworkBurst)
-	}
-}
-
-// Row VC-08 (issue 27 item 4): a network holds at most one of the refusal
-// lane's refusalLane slots, and its other requests wait in a queue of its
-// own. So a flood from one spent network leaves refusalLane-1 slots to every
-// other spent network, however many requests it sends, and the lane's
-// server-wide bound is unchanged. Counted, not timed: a request whose
-// context is already done takes a free slot or fails at once. Before the fix
-// the flood's first refusalLane requests took every slot, and a valid token
-// from another spent network waited behind all of the flood.
-func TestVC08OneNetworkHoldsOneLaneSlot(t *testing.T) {
-	t.Parallel()
-	t0 := time.Now()
-	g := newRefusalGate(nothingIssued, func() time.Time { return t0 })
-	junk := oauth.Hash(oauth.NewSecret(oauth.PrefixAccess))
-	const flood = "2001:db8:8:1::" // one /64, many addresses
-	others := []string{"198.51.100.31", "198.51.100.32", "198.51.100.33", "2001:db8:8:2::1"}
-	for _, n := range append([]string{networkOf(flood, 32, 64)}, others...) {
-		spend(t, g, n)
-	}
-	done, cancel := context.WithCancel(t.Context())
-	cancel()
-	var held []*passage
-	for i := range refusalLane {
-		if p, err := g.enter(done, networkOf(v6(flood, i), 32, 64), junk); err == nil {
-			held = append(held, p)
+	wg.Wait()
+	close(statuses)
+	after := wc.Counts().Sub(before)
+	for s := range statuses {
+		if s != http.StatusUnauthorized {
+			t.Errorf("a junk bearer of the wave: %d, want 401", s)
 		}
 	}
-	if len(held) != 1 {
-		t.Fatalf("the flooding /64 holds %d lane slots, want 1", len(held))
+	if after.Statements != 0 || wc.Counts().MaxOpen > before.Open {
+		t.Errorf("a wave of 100 junk bearers: %d statements, %d connections open at most (%d before); want none more",
+			after.Statements, wc.Counts().MaxOpen, before.Open)
 	}
-	// The rest of its flood waits in its own queue, not in the lane.
-	waiting, in := 10, make(chan *passage)
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	for i := range waiting {
-		go func() {
-			if p, err := g.enter(ctx, networkOf(v6(flood, 100+i), 32, 64), junk); err == nil {
-				in <- p
-			}
-		}()
-	}
-	// Every other spent network still gets a slot at once, up to the lane.
-	for _, n := range others[:refusalLane-1] {
-		p, err := g.enter(done, n, junk)
-		if err != nil || !p.inLane {
-			t.Fatalf("a request of spent network %s while the /64 floods: %v", n, err)
-		}
-		held = append(held, p)
-	}
-	if _, err := g.enter(done, others[refusalLane-1], junk); err == nil {
-		t.Errorf("a %dth request got a slot of the full lane", refusalLane+1)
-	}
-	// The flood's waiting requests pass one at a time as slots come back.
-	held[0].leave()
-	for range waiting {
-		(<-in).leave()
-	}
-	for _, p := range held[1:] {
-		p.leave()
-	}
-	if queues := g.queues.len(); queues != 0 {
-		t.Errorf("%d network queues left once every request left, want 0", queues)
+	if r := bearerFrom(e, good, network); r.status != http.StatusOK {
+		t.Errorf("the valid token from the wave's address: %d %s", r.status, r.raw)
 	}
 }
 
@@ -392,19 +320,14 @@ func registerFrom(e *testEnv, xff string) int {
 		`{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x","token_endpoint_auth_method":"none"}`, "X-Forwarded-For", xff).status
 }
 
-// Row VC-05 (review N3): an IPv6 client is keyed by its /64, so rotating
-// addresses within it meets the limits of one address; and registration's
-// server-wide budget is shared out, so that neither a /64 nor a /48 of them
-// can spend it for everyone. Before the fix 200 rotated junk bearers were
-// never throttled, and 100 registrations from one /64 left an honest client
-// with 429.
+// Row VC-05 (review N3): registration, which presents no credential, is
+// keyed by an IPv6 client's /64, so rotating addresses within it meets the
+// limits of one address; and its server-wide budget is shared out, so that
+// neither a /64 nor a /48 of them can spend it for everyone. Junk bearers
+// from rotating addresses cost nothing to key (VC-01).
 func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, trustLoopback)
-	got := statuses(2*refusalBurst, func(i int) int { return bearerFrom(e, junkBearer(), v6("2001:db8:2:2::", i)).status })
-	if got[http.StatusUnauthorized] != refusalBurst || got[http.StatusTooManyRequests] != refusalBurst {
-		t.Errorf("junk bearers from %d addresses of one /64: %v, want %d × 401 then 429", 2*refusalBurst, got, refusalBurst)
-	}
 	created := statuses(110, func(i int) int { return registerFrom(e, v6("2001:db8:1:1::", i)) })
 	if created[http.StatusCreated] != registerPerIPBurst {
 		t.Errorf("registrations from one /64: %v, want %d created", created, registerPerIPBurst)
@@ -455,22 +378,18 @@ func (b *firstRead) Read(p []byte) (int, error) {
 }
 
 // Row VC-09 (review of 2026-12-04): a token request whose body has not
-// arrived holds no slot of the refusal gate. A network's bucket is spent;
-// one of its clients sends the headers of a refresh and stalls in the body;
-// the network's valid refresh is answered meanwhile. Before the fix the
-// handler entered the gate before it read the body, so the stalled request
-// held the network's one slot (and one of refusalLane) until ReadTimeout,
-// and the valid refresh waited behind it.
-func TestVC09AStalledTokenBodyHoldsNoLaneSlot(t *testing.T) {
+// arrived holds nothing another request needs: a client of the address
+// sends the headers of a refresh and stalls in the body, and the address's
+// valid refresh is answered meanwhile. (It once held a slot of the refusal
+// lane until ReadTimeout.)
+func TestVC09AStalledTokenBodyHoldsNothing(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	tn := e.newTenant("o", "r")
 	c := e.register("http://127.0.0.1/cb")
 	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	g := newRefusalGate(nothingIssued, e.cfg.Now)
-	spend(t, g, "127.0.0.1")
 	started := make(chan struct{})
-	h := handleToken(slog.New(slog.NewJSONHandler(e.logs, nil)), &e.cfg, e.db, g)
+	h := e.srv.Config.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Stall") != "" {
 			r.Body = &firstRead{ReadCloser: r.Body, started: started}
@@ -484,13 +403,13 @@ func TestVC09AStalledTokenBodyHoldsNoLaneSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stall.Close()
-	fmt.Fprintf(stall, "POST / HTTP/1.1\r\nHost: %s\r\nX-Stall: 1\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+	fmt.Fprintf(stall, "POST /oauth/token HTTP/1.1\r\nHost: %s\r\nX-Stall: 1\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
 		"Content-Length: 1000\r\n\r\ngrant_type=refresh_token&", srv.Listener.Addr())
-	<-started // the handler is reading the stalled body: with the old order, inside the gate
+	<-started // the handler is reading the stalled body
 
 	done := make(chan int, 1)
 	go func() {
-		resp, err := http.PostForm(srv.URL, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}})
+		resp, err := http.PostForm(srv.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}})
 		if err != nil {
 			done <- 0
 			return
@@ -501,9 +420,38 @@ func TestVC09AStalledTokenBodyHoldsNoLaneSlot(t *testing.T) {
 	select {
 	case status := <-done:
 		if status != http.StatusOK {
-			t.Errorf("the network's valid refresh beside a stalled body: %d, want 200", status)
+			t.Errorf("the address's valid refresh beside a stalled body: %d, want 200", status)
 		}
 	case <-time.After(30 * time.Second):
-		t.Error("the network's valid refresh waited behind a request whose body never came")
+		t.Error("the address's valid refresh waited behind a request whose body never came")
+	}
+}
+
+// Row VC-10 (review of 2026-12-04): a listed client-ID URL is fetched when
+// it is first named, whatever else is being asked meanwhile; unlisted URLs
+// named in between charge nothing of its budget. (It once shared four
+// server-wide fetch slots and the caller's network's share with made-up
+// URLs.)
+func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
+	t.Parallel()
+	s := newCIMDStandIn(t)
+	const honest = "https://vscode.dev/oauth/client-metadata.json"
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, honest) })
+	get := func(u string) int {
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").status
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { get("https://vscode.dev/busy/" + strconv.Itoa(i)) })
+	}
+	wg.Wait()
+	for i := range cimdURLBurst {
+		e.clock.advance(cimdStaleFor) // each authorization finds the document stale
+		if status := get(honest); status != http.StatusSeeOther {
+			t.Fatalf("the listed URL, time %d, after unlisted ones: %d", i+1, status)
+		}
+	}
+	if n := s.fetches(honest); n != cimdURLBurst {
+		t.Errorf("the listed URL fetched %d times, want %d (its own budget, untouched by the others)", n, cimdURLBurst)
 	}
 }

@@ -18,8 +18,8 @@ import (
 // others flood its network with made-up bearer tokens (docs/limits.md): one
 // valid tools/list call per iteration, from the network the junk comes
 // from, with 0 or 32 junk senders running beside it. Compare the two in one
-// run; the junk's own answers are counted and reported (junk/op), which
-// shows how much of the flood the lane let through to the database.
+// run; the junk's own answers are counted and reported (junk/op): each is
+// a 401 that never reached the database.
 func BenchmarkValidTokenUnderJunk(b *testing.B) {
 	for _, senders := range []int{0, 32} {
 		b.Run("senders="+strconv.Itoa(senders), func(b *testing.B) {
@@ -34,7 +34,7 @@ func BenchmarkValidTokenUnderJunk(b *testing.B) {
 			for range senders {
 				wg.Go(func() {
 					for ctx.Err() == nil {
-						s := bearerStatus(ctx, e, junkBearer(), network)
+						s := bearerStatus(ctx, e, e.junkBearer(), network)
 						mu.Lock()
 						junk[s]++
 						mu.Unlock()
@@ -72,22 +72,15 @@ func bearerStatus(ctx context.Context, e *testEnv, token, xff string) int {
 }
 
 // BenchmarkRefreshUnderJunk measures an honest refresh at the token
-// endpoint (one rotation per iteration) while 32 senders flood one network
-// with made-up refresh tokens naming the same client (docs/limits.md):
-//
-//   - quiet: no junk;
-//   - other: the honest client's network is spent too (60 junk requests
-//     before the timer), so its refresh goes through the refusal lane
-//     beside the flood; one network holds one lane slot, so the flood no
-//     longer delays it beyond what the lane costs it alone;
-//   - same: the honest client shares the flooding network, so its refresh
-//     waits in that network's queue, behind the flood's own requests.
+// endpoint (one rotation per iteration), quiet and while 32 senders on its
+// own network flood made-up refresh tokens naming the same client
+// (docs/limits.md). The junk costs the client's lookup and no more.
 func BenchmarkRefreshUnderJunk(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		senders int
 		honest  string
-	}{{"quiet", 0, "198.51.100.50"}, {"other", 32, "198.51.100.50"}, {"same", 32, "198.51.100.7"}} {
+	}{{"quiet", 0, "198.51.100.50"}, {"same", 32, "198.51.100.7"}} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newTestEnv(b, trustLoopback)
 			tn := e.newTenant("o", "r")
@@ -96,11 +89,6 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 			form := func(rt string) url.Values {
 				return url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {rt}}
 			}
-			if tc.name == "other" {
-				for range refusalBurst {
-					tokenPost(context.Background(), e, form(oauth.NewSecret(oauth.PrefixRefresh)), tc.honest)
-				}
-			}
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			var mu sync.Mutex
@@ -108,7 +96,7 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 			for range tc.senders {
 				wg.Go(func() {
 					for ctx.Err() == nil {
-						s, _ := tokenPost(ctx, e, form(oauth.NewSecret(oauth.PrefixRefresh)), flood)
+						s, _ := tokenPost(ctx, e, form(madeUp(rt, oauth.PrefixRefresh)), flood)
 						mu.Lock()
 						junk[s]++
 						mu.Unlock()
@@ -133,18 +121,18 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 }
 
 // insertRefreshToken stores a client, a grant for the tenant and a live
-// refresh token of it, and returns the client's id and the token.
+// refresh token of it, and returns the client's public id and the token.
 func insertRefreshToken(e *testEnv, tn tenant) (clientID, token string) {
 	e.t.Helper()
 	clientID = e.queryString(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
 		VALUES ('bench', ARRAY['http://127.0.0.1/cb'], '{"grant_types":["authorization_code","refresh_token"]}') RETURNING id`)
 	grant := e.queryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
 		VALUES ($1, $2, $3, ARRAY['memory:read']) RETURNING id`, clientID, tn.principal, tn.project)
-	token = oauth.NewSecret(oauth.PrefixRefresh)
+	token = e.secrets.Mint(oauth.PrefixRefresh, time.Now().Add(24*time.Hour))
 	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
 		VALUES ($1, 'refresh', $2, ARRAY['memory:read'], $3, gen_random_uuid(), $4)`,
 		oauth.Hash(token), grant, e.cfg.PublicURL+"/mcp", time.Now().Add(24*time.Hour))
-	return clientID, token
+	return e.secrets.ClientID(clientID), token
 }
 
 // tokenPost posts form to /oauth/token as the client at xff, with a
