@@ -197,7 +197,8 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 		msg = "The description this application publishes on " + host + " is not one this server accepts (reason: " + fail.reason +
 			"). Your administrator can " + unlist
 	case cimdNotListed:
-		msg = "This server accepts only the client-ID URLs its administrator listed, and this one is not among them. " +
+		msg = "This server accepts only the client-ID URLs its administrator listed, and this one is not among them (reason: " +
+			fail.reason + "). " +
 			"To let this application connect, the administrator adds it to the server's setting, for example " +
 			"HEYAIRA_CIMD_CLIENTS=" + id + " (a comma-separated list of exact URLs), and restarts the server."
 	default:

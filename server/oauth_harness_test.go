@@ -105,7 +105,8 @@ func hidden(body string) url.Values {
 // signinLink makes a one-time link for the principal, as the admin CLI does.
 func (e *testEnv) signinLink(principal string) string {
 	e.t.Helper()
-	secret := e.secrets.Mint(oauth.PrefixSignin, time.Now().Add(store.SigninLinkTTL))
+	// Its embedded expiry is on the server's clock, which a test may move.
+	secret := e.secrets.Mint(oauth.PrefixSignin, e.cfg.Now().Add(store.SigninLinkTTL))
 	if _, err := e.db.CreateSigninLink(e.t.Context(), principal, oauth.Hash(secret), store.SigninLinkTTL); err != nil {
 		e.t.Fatal(err)
 	}
@@ -292,3 +293,13 @@ func oauthB64(b []byte) string { return base64URL.EncodeToString(b) }
 var base64URL = base64.RawURLEncoding
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// clientRow is the oauth_clients row id of a client registered through DCR.
+func (e *testEnv) clientRow(c client) string {
+	e.t.Helper()
+	row, ok := e.secrets.ClientRow(c.id)
+	if !ok {
+		e.t.Fatalf("client_id %q was not assigned by the server", c.id)
+	}
+	return row
+}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"heyaira/oauth"
 )
 
 // TestOA10RefreshReuseRevokesFamily: RT0 → RT1; replaying RT0 is refused and
@@ -157,7 +159,7 @@ func TestRefreshNeedsRegisteredGrantType(t *testing.T) {
 	if tk.status != 200 || tk.body["refresh_token"] != nil {
 		t.Errorf("token response %s", tk.raw)
 	}
-	if r := e.refresh(c, "hyr_x"); r.body["error"] != "unauthorized_client" {
+	if r := e.refresh(c, e.secrets.Mint(oauth.PrefixRefresh, time.Time{})); r.body["error"] != "unauthorized_client" {
 		t.Errorf("refresh: %d %s", r.status, r.raw)
 	}
 }

@@ -63,7 +63,7 @@ func TestBT42StepUpConsentCannotLoop(t *testing.T) {
 		!strings.Contains(loc.Query().Get("error_description"), "document reading off") {
 		t.Errorf("keep documents off: %d %q", p.status, p.header.Get("Location"))
 	}
-	if g := e.queryString(`SELECT array_to_string(scopes, ' ') FROM oauth_grants WHERE client_id = $1`, c.id); g != "memory:read" {
+	if g := e.queryString(`SELECT array_to_string(scopes, ' ') FROM oauth_grants WHERE client_id = $1`, e.clientRow(c)); g != "memory:read" {
 		t.Errorf("grant after keeping documents off: %q", g)
 	}
 

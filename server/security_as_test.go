@@ -70,13 +70,14 @@ func (e *testEnv) lastAuditID() int64 {
 	return id
 }
 
-// TestAS03OneStatementPerRead: every fragment of a document, first and
-// continuations, costs exactly one statement and one GitHub request, and
-// each has one row (outcome ok) holding what was allowed: source, commit,
-// path, start and bound of the range, and for a continuation the file's
-// SHA-256 its cursor is bound to. The hashes of the fragment are in the
-// answer, not the row. Fails on the code before it (two statements).
-func TestAS03OneStatementPerRead(t *testing.T) {
+// TestAS03TwoStatementsPerRead: every fragment of a document, first and
+// continuations, costs exactly two statements (the token's lookup, then the
+// read's authorization with its row, once the tool limiter allowed the
+// call) and one GitHub request, and each has one row (outcome ok) holding
+// what was allowed: source, commit, path, start and bound of the range, and
+// for a continuation the file's SHA-256 its cursor is bound to. The hashes
+// of the fragment are in the answer, not the row.
+func TestAS03TwoStatementsPerRead(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t)
 	tn := e.newTenant("o", "r")
@@ -94,8 +95,8 @@ func TestAS03OneStatementPerRead(t *testing.T) {
 		if isErr {
 			t.Fatalf("read: %s", raw)
 		}
-		if n := wc.Counts().Sub(pg0).Statements; n != 1 {
-			t.Errorf("fragment %d: %d database statements, want 1", len(starts), n)
+		if n := wc.Counts().Sub(pg0).Statements; n != 2 {
+			t.Errorf("fragment %d: %d database statements, want 2", len(starts), n)
 		}
 		if n := e.gh.Count(githubtest.RouteContents) - gh0; n != 1 {
 			t.Errorf("fragment %d: %d GitHub requests, want 1", len(starts), n)
@@ -206,15 +207,18 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 		case tt.code == "":
 		case len(rows) != 1 || rows[0].outcome != tt.code || rows[0].target != tt.args["source_id"] || rows[0].project != tn.project:
 			t.Errorf("%s: rows %+v, want one with outcome %s", tt.name, rows, tt.code)
-		case statements != 1:
-			t.Errorf("%s: %d statements, want 1 (the refusal and its row)", tt.name, statements)
+		case statements != 2:
+			t.Errorf("%s: %d statements, want 2 (the token, then the refusal and its row)", tt.name, statements)
 		}
 	}
 }
 
 // TestAS03FailureAfterTheAuthorizationIsRecorded: when GitHub fails after
-// the read's row was written, or the caller's tool budget refuses the call,
-// a second row records the failure's code and names the authorization's row.
+// the read's row was written, a second row records the failure's code and
+// names the authorization's row. A call the caller's tool budget refuses
+// (T4-2) is refused before the read's statement: it costs the token's
+// lookup alone and writes no row, so a principal's audit rows stay bounded
+// by its tool budget.
 func TestAS03FailureAfterTheAuthorizationIsRecorded(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })
@@ -228,19 +232,25 @@ func TestAS03FailureAfterTheAuthorizationIsRecorded(t *testing.T) {
 	e.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
 	pg0 := wc.Counts()
 	e.wantCode(tok, "git_document_get", args, "provider_unavailable")
-	if n := wc.Counts().Sub(pg0).Statements; n != 2 {
-		t.Errorf("a GitHub failure: %d statements, want 2 (the authorization, then the failure)", n)
+	if n := wc.Counts().Sub(pg0).Statements; n != 3 {
+		t.Errorf("a GitHub failure: %d statements, want 3 (the token, the authorization, then the failure)", n)
 	}
 	if _, isErr, raw := e.call(tok, "git_document_get", args); isErr { // the second of the burst
 		t.Fatalf("read: %s", raw)
 	}
 	gh0 := e.gh.Count(githubtest.RouteContents)
-	e.wantCode(tok, "git_document_get", args, "rate_limited")
+	pg0 = wc.Counts()
+	for range 40 {
+		e.wantCode(tok, "git_document_get", args, "rate_limited")
+	}
 	if n := e.gh.Count(githubtest.RouteContents) - gh0; n != 0 {
-		t.Errorf("a rate-limited read sent %d GitHub requests", n)
+		t.Errorf("40 rate-limited reads sent %d GitHub requests", n)
+	}
+	if n := wc.Counts().Sub(pg0).Statements; n != 40 {
+		t.Errorf("40 rate-limited reads: %d statements, want 40 (each token's lookup)", n)
 	}
 	rows := e.readRows(after)
-	want := []string{"ok", "provider_unavailable", "ok", "ok", "rate_limited"}
+	want := []string{"ok", "provider_unavailable", "ok"}
 	if len(rows) != len(want) {
 		t.Fatalf("rows %+v, want outcomes %v", rows, want)
 	}
@@ -249,7 +259,7 @@ func TestAS03FailureAfterTheAuthorizationIsRecorded(t *testing.T) {
 			t.Errorf("row %d: %+v, want outcome %s", i, r, want[i])
 		}
 	}
-	for _, i := range []int{1, 4} {
+	for _, i := range []int{1} {
 		if id, _ := rows[i].details["authorization_id"].(float64); int64(id) != rows[i-1].id ||
 			rows[i].details["path"] != "a.md" || rows[i].details["commit_sha"] != commitA {
 			t.Errorf("row %d (%s): details %v, want the authorization row %d, path and commit", i, rows[i].outcome, rows[i].details, rows[i-1].id)

@@ -41,8 +41,8 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 		{"JK-01 bearer at /mcp", func() (int, string) {
 			r := e.rpc(e.junkBearer(), "tools/list", nil)
 			return r.status, r.header.Get("WWW-Authenticate")
-		}, http.StatusUnauthorized, `Bearer error="invalid_token", error_description="the token is invalid, expired or revoked", ` +
-			`resource_metadata="` + e.cfg.resourceMetadataURL() + `"`},
+		}, http.StatusUnauthorized, `Bearer error="invalid_token", resource_metadata="` + e.cfg.PublicURL +
+			`/.well-known/oauth-protected-resource/mcp"`},
 		{"JK-02 refresh token at /oauth/token", func() (int, string) {
 			r := token(url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {madeUp(rt, oauth.PrefixRefresh)}})
 			return r.status, str(r.body, "error")

@@ -280,7 +280,7 @@ func TestLG03OneEventPerAction(t *testing.T) {
 		{"document read", func() http.Header { return callTool(docs, "git_document_get", map[string]any{"source_id": src}).header },
 			map[string]any{"tool": "git_document_get", "code": "ok", "source": src, "project": tn.project, "principal": nil}, "document.read"},
 		{"OA-10 refresh reuse", func() http.Header { return e.refresh(c, rt).header },
-			map[string]any{"route": "POST /oauth/token", "status": 400.0, "code": "invalid_grant", "reason": nil, "client_id": c.id}, "oauth_refresh.reuse"},
+			map[string]any{"route": "POST /oauth/token", "status": 400.0, "code": "invalid_grant", "reason": nil, "client_id": e.clientRow(c)}, "oauth_refresh.reuse"},
 		{"PKCE failure", func() http.Header {
 			code := e.flow(t, tn, c, "memory:read", "memory:read")
 			return e.exchange(c, code, "code_verifier", oauthB64([]byte(strings.Repeat("w", 40)))).header
@@ -294,7 +294,7 @@ func TestLG03OneEventPerAction(t *testing.T) {
 			return e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/x"}}).header
 		}, map[string]any{"route": "POST /oauth/register", "status": 201.0, "code": "ok", "client_id": nil}, ""},
 		{"consent denied", func() http.Header { return b.post("/oauth/authorize", deny).header },
-			map[string]any{"route": "POST /oauth/authorize", "code": "access_denied", "client_id": c.id}, ""},
+			map[string]any{"route": "POST /oauth/authorize", "code": "access_denied", "client_id": e.clientRow(c)}, ""},
 	}
 	for _, ev := range events {
 		auditBefore := e.countRows("audit_events")

@@ -119,7 +119,7 @@ func TestOA18HostCookiesOnHTTPS(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
 	tn := e.newTenant("o", "r")
-	h := NewServer(slog.New(slog.DiscardHandler), Config{PublicURL: "https://heyaira.example"}, e.db, nil, nil)
+	h := NewServer(slog.New(slog.DiscardHandler), Config{PublicURL: "https://heyaira.example"}, e.db, nil, e.cursors)
 	link := e.signinLink(tn.principal)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "https://heyaira.example/signin?token="+link, nil))
