@@ -327,6 +327,13 @@ INSERT INTO heyaira_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING
 ALTER TABLE legacy_tokens ADD COLUMN IF NOT EXISTS expires_at timestamptz NULL
 	CHECK (expires_at > created_at);
 
+-- A legacy token carries a MAC under the server's key since secrets became
+-- self-authenticating; one issued before no longer works. Rows that exist
+-- when the column is added are those (signed = false: heyaira-admin
+-- list-legacy-reissue lists them); every row inserted after is signed.
+ALTER TABLE legacy_tokens ADD COLUMN IF NOT EXISTS signed boolean NOT NULL DEFAULT false;
+ALTER TABLE legacy_tokens ALTER COLUMN signed SET DEFAULT true;
+
 -- Besides the deletions listed at the top, heyaira-admin prune-audit
 -- (store/audit_retention.go) deletes audit_events rows older than a cutoff,
 -- only after exporting them, and records it in an audit.prune row.

@@ -100,6 +100,8 @@ var commands = []Command{
 		"list an account's instruction sources", runListAccountSources},
 	{"issue-legacy-token", "heyaira-admin issue-legacy-token --project-id P --name N [--expires-in DURATION]",
 		"issue a static project token with memory/task scopes only, printed once", runIssueLegacyToken},
+	{"list-legacy-reissue", "heyaira-admin list-legacy-reissue",
+		"list the live legacy tokens issued before tokens were signed, which must be issued again", runListLegacyReissue},
 	{"list-grants", "heyaira-admin list-grants --project-id P",
 		"list a project's OAuth grants, their active tokens and its legacy tokens", runListGrants},
 	{"revoke-grant", "heyaira-admin revoke-grant --grant-id G",

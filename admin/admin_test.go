@@ -3,12 +3,16 @@ package admin_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"heyaira/admin"
+	"heyaira/cursor"
+	"heyaira/oauth"
 	"heyaira/store"
 	"heyaira/store/storetest"
 )
@@ -32,9 +36,34 @@ func newHarness(t testing.TB) *harness {
 	}
 	t.Cleanup(func() { db.Close() })
 	return &harness{t: t, db: db, env: map[string]string{
-		"HEYAIRA_DATABASE_URL": url,
-		"HEYAIRA_PUBLIC_URL":   "https://heyaira.example/",
+		"HEYAIRA_DATABASE_URL":    url,
+		"HEYAIRA_PUBLIC_URL":      "https://heyaira.example/",
+		"HEYAIRA_CURSOR_KEY_FILE": writeKeyFile(t),
 	}}
+}
+
+// testKey is the harness's cursor key, as serve would read it.
+const testKey = "0707070707070707070707070707070707070707070707070707070707070707"
+
+// writeKeyFile writes testKey to a protected file and returns its path.
+func writeKeyFile(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cursor.key")
+	if err := os.WriteFile(path, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// serverSecrets are the secrets a server with the harness's key file
+// recognises.
+func serverSecrets(t testing.TB) *oauth.Secrets {
+	t.Helper()
+	c, err := cursor.ParseKeys([]byte(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
 }
 
 // sub returns the harness bound to a subtest (same database).

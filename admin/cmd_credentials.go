@@ -48,6 +48,24 @@ func runIssueLegacyToken(f *flags) action {
 	}
 }
 
+// runListLegacyReissue lists, across projects, the live legacy tokens that
+// the server refuses since it checks every token's MAC (docs/operating.md,
+// "Upgrade"), with the commands that replace each.
+func runListLegacyReissue(f *flags) action {
+	return func(ctx context.Context, db *store.DB) error {
+		list, err := db.ListLegacyReissue(ctx)
+		return f.output(list, err, func(w io.Writer) {
+			table(w, "LEGACY TOKEN ID\tPROJECT ID\tNAME\tCREATED\tEXPIRES", list, func(t store.LegacyToken) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", t.ID, t.ProjectID, printable(t.Name), stamp(&t.CreatedAt), expiry(t.ExpiresAt))
+			})
+			for _, t := range list {
+				fmt.Fprintf(w, "\nre-issue: heyaira-admin issue-legacy-token --project-id %s --name %s\n"+
+					"then:     heyaira-admin revoke-token --legacy-token-id %s\n", t.ProjectID, shellQuote(t.Name), t.ID)
+			}
+		})
+	}
+}
+
 func runListGrants(f *flags) action {
 	project := f.id("project-id", "the project `id`")
 	return func(ctx context.Context, db *store.DB) error {

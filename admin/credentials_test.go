@@ -5,12 +5,17 @@ import (
 	"encoding/base64"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"heyaira/oauth"
+	"heyaira/store"
 )
 
 // oauthRows inserts, as the OAuth server would, a client, a grant of the
@@ -54,12 +59,12 @@ func TestCredentialCommands(t *testing.T) {
 	legacy := m["id"].(string)
 	names[legacy] = "<legacy>"
 	if tok, _ := m["token"].(string); !legacyTokenRE.MatchString(tok) {
-		t.Errorf("token = %q, want hyl_ and 43 base64url characters", tok)
+		t.Errorf("token = %q, want hyl_ and 75 base64url characters", tok)
 	}
 	m["token"] = "<token>"
 	wantLegacy := map[string]any{"id": "<legacy>", "project_id": "<project>", "name": "ci runner",
 		"scopes":     []any{"memory:read", "memory:write", "tasks:read", "tasks:write"},
-		"created_at": "<time>", "expires_at": nil, "revoked_at": nil}
+		"created_at": "<time>", "expires_at": nil, "revoked_at": nil, "reissue": false}
 	want := map[string]any{"token": "<token>"}
 	for k, v := range wantLegacy {
 		want[k] = v
@@ -173,7 +178,7 @@ func TestCredentialCommands(t *testing.T) {
 	}
 }
 
-var legacyTokenRE = regexp.MustCompile(`^hyl_[A-Za-z0-9_-]{43}$`)
+var legacyTokenRE = regexp.MustCompile(`^hyl_[A-Za-z0-9_-]{75}$`)
 
 // TestSecretsArePrintedOnceAndStoredHashed shows that the legacy token and
 // the sign-in link secret appear once, on stdout only, and that the database
@@ -195,6 +200,9 @@ func TestSecretsArePrintedOnceAndStoredHashed(t *testing.T) {
 		t.Errorf("stderr repeats the token: %q", stderr)
 	}
 	h.checkHashed(token, "legacy_tokens", "token_hash")
+	if !serverSecrets(t).Valid(token, oauth.PrefixLegacy, time.Now()) {
+		t.Error("the server would not recognise the legacy token: its MAC is not under the key file's key")
+	}
 
 	stdout, stderr, err = h.run("signin-link", "--principal-id", f.principal)
 	if err != nil {
@@ -208,8 +216,9 @@ func TestSecretsArePrintedOnceAndStoredHashed(t *testing.T) {
 		t.Errorf("link = %s, want it on %s", link, want)
 	}
 	secret := link.Query().Get("token")
-	if b, err := base64.RawURLEncoding.Strict().DecodeString(secret); err != nil || len(b) != 32 {
-		t.Fatalf("link secret %q is not 32 bytes of base64url", secret)
+	if !serverSecrets(t).Valid(secret, oauth.PrefixSignin, time.Now()) ||
+		serverSecrets(t).Valid(secret, oauth.PrefixSignin, time.Now().Add(store.SigninLinkTTL+2*time.Minute)) {
+		t.Fatalf("link secret %q is not one the server recognises until its expiry and refuses after", secret)
 	}
 	if strings.Contains(stderr, secret) {
 		t.Errorf("stderr repeats the secret: %q", stderr)
@@ -237,7 +246,7 @@ func TestSecretsArePrintedOnceAndStoredHashed(t *testing.T) {
 func (h *harness) checkHashed(secret, table, column string) {
 	h.t.Helper()
 	dump := h.dump()
-	random := strings.TrimPrefix(secret, "hyl_")
+	_, random, _ := strings.Cut(secret, "_")
 	raw, _ := base64.RawURLEncoding.DecodeString(random)
 	for _, s := range []string{secret, random, base64.StdEncoding.EncodeToString(raw)} {
 		if strings.Contains(dump, s) {
@@ -277,5 +286,79 @@ func TestSigninLinkRefusesAPublicURLTheServerRefuses(t *testing.T) {
 	var n int
 	if err := h.db.SQL().QueryRowContext(t.Context(), `SELECT count(*) FROM signin_links`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d sign-in links made (%v), want 0", n, err)
+	}
+}
+
+// TestMintingCommandsNeedTheKeyFile: issue-legacy-token and signin-link sign
+// what they issue with the server's key, so they refuse, naming
+// HEYAIRA_CURSOR_KEY_FILE, when it is unset, missing or not protected, and
+// write nothing; other commands do not read it.
+func TestMintingCommandsNeedTheKeyFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := h.fixture()
+	open := filepath.Join(t.TempDir(), "open.key")
+	if err := os.WriteFile(open, []byte(testKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"unset": "", "missing": filepath.Join(t.TempDir(), "none"), "group-readable": open} {
+		env := maps.Clone(h.env)
+		env["HEYAIRA_CURSOR_KEY_FILE"] = path
+		for _, args := range [][]string{{"issue-legacy-token", "--project-id", f.project, "--name", "ci"},
+			{"signin-link", "--principal-id", f.principal}} {
+			if _, _, err := runWith(t, env, args...); err == nil || !strings.Contains(err.Error(), "HEYAIRA_CURSOR_KEY_FILE") {
+				t.Errorf("%s key file, %s: %v; want a refusal naming HEYAIRA_CURSOR_KEY_FILE", name, args[0], err)
+			}
+		}
+		if _, _, err := runWith(t, env, "list-accounts"); err != nil {
+			t.Errorf("%s key file, list-accounts: %v", name, err)
+		}
+	}
+	var n int
+	if err := h.db.SQL().QueryRowContext(t.Context(),
+		`SELECT (SELECT count(*) FROM legacy_tokens) + (SELECT count(*) FROM signin_links)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows written by refused commands (%v)", n, err)
+	}
+}
+
+// TestListLegacyReissue: after the upgrade to signed tokens, the legacy
+// tokens issued before it (signed = false, which the migration gives every
+// row that existed) are listed with the commands that replace them; a token
+// issued since, a revoked one and an expired one are not.
+func TestListLegacyReissue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	f := h.fixture()
+	h.change("issue-legacy-token", "--project-id", f.project, "--name", "new")
+	var old string
+	for _, name := range []string{"it's old", "revoked", "expired"} {
+		if err := h.db.SQL().QueryRowContext(t.Context(), `INSERT INTO legacy_tokens (project_id, name, token_hash, scopes, signed)
+			VALUES ($1, $2, sha256(convert_to($2, 'UTF8')), ARRAY['memory:read'], false) RETURNING id`, f.project, name).Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		switch name {
+		case "revoked":
+			h.sql(`UPDATE legacy_tokens SET revoked_at = now() WHERE id = $1`, old)
+		case "expired":
+			h.sql(`UPDATE legacy_tokens SET created_at = now() - interval '2 days', expires_at = now() - interval '1 day' WHERE id = $1`, old)
+		}
+	}
+	list := h.read("list-legacy-reissue").([]any)
+	if len(list) != 1 || list[0].(map[string]any)["name"] != "it's old" || list[0].(map[string]any)["reissue"] != true {
+		t.Fatalf("list-legacy-reissue --json = %v, want the one live unsigned token", list)
+	}
+	id := list[0].(map[string]any)["id"].(string)
+	out, _, err := h.run("list-legacy-reissue")
+	if err != nil || !strings.Contains(out, "heyaira-admin issue-legacy-token --project-id "+f.project+` --name 'it'\''s old'`) ||
+		!strings.Contains(out, "heyaira-admin revoke-token --legacy-token-id "+id) {
+		t.Errorf("list-legacy-reissue: %v\n%s", err, out)
+	}
+}
+
+// sql runs a statement on the harness's database.
+func (h *harness) sql(q string, args ...any) {
+	h.t.Helper()
+	if _, err := h.db.SQL().ExecContext(h.t.Context(), q, args...); err != nil {
+		h.t.Fatalf("%s: %v", q, err)
 	}
 }

@@ -322,3 +322,9 @@ func printable(s string) string {
 		return r
 	}, s)
 }
+
+// shellQuote quotes s, made printable, as one POSIX shell word, for a
+// command the administrator copies.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(printable(s), "'", `'\''`) + "'"
+}

@@ -33,7 +33,7 @@ type NewLegacyToken struct {
 // MaxLegacyTokenLifetime bounds NewLegacyToken.ExpiresIn.
 const MaxLegacyTokenLifetime = 10 * 366 * 24 * time.Hour
 
-const legacyTokenColumns = `id, project_id, name, scopes, created_at, expires_at, revoked_at`
+const legacyTokenColumns = `id, project_id, name, scopes, created_at, expires_at, revoked_at, NOT signed`
 
 // insertLegacyTokenSQL: $5 is the lifetime in seconds, or NULL for none.
 const insertLegacyTokenSQL = `
@@ -132,8 +132,16 @@ const (
 		ORDER BY project_id, created_at, id`
 )
 
+// ListLegacyReissue returns every live legacy token, of every project, that
+// was issued before tokens carried the server's MAC: each no longer works
+// and must be issued again (and the old one revoked).
+func (db *DB) ListLegacyReissue(ctx context.Context) ([]LegacyToken, error) {
+	return listIn(ctx, db, "list legacy tokens to re-issue", nil, scanLegacyToken, liveLegacyTokensSQL+`
+		AND NOT signed ORDER BY project_id, created_at, id`)
+}
+
 func scanLegacyToken(sc sqlScanner) (t LegacyToken, err error) {
-	err = sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt)
+	err = sc.Scan(&t.ID, &t.ProjectID, &t.Name, pq.Array(&t.Scopes), &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.Reissue)
 	return t, err
 }
 

@@ -83,6 +83,9 @@ type LegacyToken struct {
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"` // nil: never expires
 	RevokedAt *time.Time `json:"revoked_at"`
+	// Reissue is true for a token issued before tokens carried the server's
+	// MAC: the server refuses it unseen, so it must be issued again.
+	Reissue bool `json:"reissue"`
 }
 
 // AuditEvent is one row of the audit log. It never holds content or secrets.
