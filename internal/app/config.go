@@ -26,7 +26,7 @@ type config struct {
 	allowedOrigins []string
 	metricsAddr    string
 	metricsPublic  bool     // /metrics on the main listener too, without authentication
-	cimdHosts      []string // exact hostnames; none: CIMD off
+	cimdClients    []string // exact client-ID URLs; none: CIMD off
 	trustedProxies []netip.Prefix
 	githubInFlight int           // 0: the server's default
 	dbMaxConns     int           // the database pool's bound per replica
@@ -59,9 +59,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 			c.allowedOrigins = append(c.allowedOrigins, strings.TrimRight(o, "/"))
 		}
 	}
-	for _, h := range strings.Split(getenv("HEYAIRA_CIMD_HOSTS"), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			c.cimdHosts = append(c.cimdHosts, h)
+	if getenv("HEYAIRA_CIMD_HOSTS") != "" {
+		return c, errors.New("HEYAIRA_CIMD_HOSTS is no longer read: list each client's exact client-ID URL in " +
+			"HEYAIRA_CIMD_CLIENTS instead, for example " +
+			"HEYAIRA_CIMD_CLIENTS=https://claude.ai/oauth/claude-code-client-metadata (docs/oauth.md lists the known ones); then unset HEYAIRA_CIMD_HOSTS")
+	}
+	for _, u := range strings.Split(getenv("HEYAIRA_CIMD_CLIENTS"), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			c.cimdClients = append(c.cimdClients, u)
 		}
 	}
 	var err error

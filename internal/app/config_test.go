@@ -50,6 +50,10 @@ func TestBT05PublicURLAndMetricsSettings(t *testing.T) {
 		{map[string]string{"HEYAIRA_METRICS_PUBLIC": "1"}, ""},
 		{map[string]string{"HEYAIRA_METRICS_PUBLIC": "yes"}, `HEYAIRA_METRICS_PUBLIC must be 1 or 0, not "yes"`},
 		{map[string]string{"HEYAIRA_METRICS_PUBLIC": "1", "HEYAIRA_METRICS_ADDR": "127.0.0.1:9090"}, "not both"},
+		{map[string]string{"HEYAIRA_CIMD_HOSTS": "claude.ai"},
+			"HEYAIRA_CIMD_HOSTS is no longer read: list each client's exact client-ID URL in HEYAIRA_CIMD_CLIENTS instead, " +
+				"for example HEYAIRA_CIMD_CLIENTS=https://claude.ai/oauth/claude-code-client-metadata"},
+		{map[string]string{"HEYAIRA_CIMD_CLIENTS": " https://claude.ai/oauth/claude-code-client-metadata, https://vscode.dev/oauth/client-metadata.json"}, ""},
 	} {
 		c, err := load(tt.env)
 		switch {
@@ -59,6 +63,8 @@ func TestBT05PublicURLAndMetricsSettings(t *testing.T) {
 			t.Errorf("%v: err = %v, want %q", tt.env, err, tt.want)
 		case tt.want == "" && c.metricsPublic != (tt.env["HEYAIRA_METRICS_PUBLIC"] == "1"):
 			t.Errorf("%v: metricsPublic = %v", tt.env, c.metricsPublic)
+		case tt.want == "" && tt.env["HEYAIRA_CIMD_CLIENTS"] != "" && len(c.cimdClients) != 2:
+			t.Errorf("%v: cimdClients = %q", tt.env, c.cimdClients)
 		}
 	}
 }

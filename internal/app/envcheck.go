@@ -12,10 +12,14 @@ import (
 var configVars = []string{
 	"HEYAIRA_DATABASE_URL", "HEYAIRA_LISTEN_ADDR", "HEYAIRA_PUBLIC_URL", "HEYAIRA_CURSOR_KEY_FILE",
 	"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS",
-	"HEYAIRA_METRICS_ADDR", "HEYAIRA_METRICS_PUBLIC", "HEYAIRA_CIMD_HOSTS", "HEYAIRA_TRUSTED_PROXIES",
+	"HEYAIRA_METRICS_ADDR", "HEYAIRA_METRICS_PUBLIC", "HEYAIRA_CIMD_CLIENTS", "HEYAIRA_TRUSTED_PROXIES",
 	"HEYAIRA_GITHUB_MAX_INFLIGHT", "HEYAIRA_REPLICAS", "HEYAIRA_DRAIN_SECONDS", "HEYAIRA_DB_WAIT_SECONDS",
 	"HEYAIRA_DB_MAX_CONNS",
 }
+
+// retiredVars are read only to refuse them, with the setting that replaced
+// each (loadConfig).
+var retiredVars = []string{"HEYAIRA_CIMD_HOSTS"}
 
 // warnUnknownVars logs one warning per HEYAIRA_* variable of environ that
 // HeyAira does not read, with the nearest known name when one is close: a

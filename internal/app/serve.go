@@ -74,7 +74,7 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	}
 	// Key ids are not secret (cursor package doc): they show which key signs.
 	logger.Info("cursor keys", "key_ids", cursors.KeyIDs())
-	cimd, err := server.NewCIMD(cfg.cimdHosts, hooks.CIMDDial, hooks.CIMDRoots)
+	cimd, err := server.NewCIMD(cfg.cimdClients, hooks.CIMDDial, hooks.CIMDRoots)
 	if err != nil {
 		return err
 	}
