@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"math"
+	"time"
 
 	"heyaira/cursor"
 	"heyaira/github"
@@ -115,4 +117,15 @@ func githubFailure(err error) error {
 	}
 	code, public := classify(err)
 	return &fieldsError{err: &codedError{code, public}, fields: retryFields(rl.RetryAfter)}
+}
+
+// retryAfter is a rate_limited refusal with retry_after_seconds for wait.
+func retryAfter(message string, wait time.Duration) error {
+	return &fieldsError{err: &codedError{"rate_limited", message}, fields: retryFields(wait)}
+}
+
+// retryFields is the retry_after_seconds field for wait, in whole seconds
+// rounded up, at least 1.
+func retryFields(wait time.Duration) map[string]any {
+	return map[string]any{"retry_after_seconds": max(1, int(math.Ceil(wait.Seconds())))}
 }

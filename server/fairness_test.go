@@ -190,9 +190,10 @@ func TestBT21InFlightShares(t *testing.T) {
 }
 
 // Row BT-22: a project's hourly GitHub budget. With an administrator's
-// budget of 2, the third read is rate_limited with retry_after_seconds to
-// the end of the hour and never reaches GitHub; another project (default
-// budget) is not affected; in the next hour the project reads again.
+// budget of 2, the burst is 2 and a token comes back every half hour: the
+// third read is rate_limited with retry_after_seconds 1800 and never
+// reaches GitHub; another project (default budget) is not affected; half
+// an hour later the project reads again.
 func TestBT22HourlyGitHubBudget(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Date(2026, 1, 1, 10, 59, 30, 0, time.UTC)}
@@ -213,8 +214,8 @@ func TestBT22HourlyGitHubBudget(t *testing.T) {
 	}
 	before := e.gh.Count(githubtest.RouteContents)
 	sc := e.wantCode(tokA, "git_document_get", argsA, "rate_limited")
-	if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 30.0 {
-		t.Errorf("retry_after_seconds = %v, want 30 (to the end of the hour)", got)
+	if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 1800.0 {
+		t.Errorf("retry_after_seconds = %v, want 1800 (an hour's budget of 2)", got)
 	}
 	if n := e.gh.Count(githubtest.RouteContents) - before; n != 0 {
 		t.Errorf("the read over budget made %d GitHub requests", n)
@@ -222,30 +223,38 @@ func TestBT22HourlyGitHubBudget(t *testing.T) {
 	if _, isErr, raw := e.call(tokB, "git_document_get", map[string]any{"source_id": srcB}); isErr {
 		t.Errorf("another project's read: %s", raw)
 	}
-	clk.add(30 * time.Second)
+	clk.add(30 * time.Minute)
 	if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
-		t.Errorf("read in the next hour: %s", raw)
+		t.Errorf("read half an hour later: %s", raw)
 	}
 }
 
-// Row BT-22, with replicas: each of N replicas spends 1/N of a project's
-// hourly budget (rounded up), so that N replicas together stay within it.
+// Row BT-22, with replicas: each of N replicas holds 1/N of a project's
+// burst (rounded up) and refills at 1/N of its rate, so that N replicas
+// together stay within one pace.
 func TestBT22HourlyBudgetSharedByReplicas(t *testing.T) {
-	b := newGitHubBudget(1000, 2)
+	b := newGitHubPace(1000, 2)
 	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	spend := func(limit int) (n int) {
-		for n = 0; b.spend("p", limit, now) == nil; n++ {
+	spend := func(project string, limit int) (n int) {
+		for n = 0; b.take(project, limit, now) == nil; n++ {
 			if n > 1000 {
 				t.Fatal("no budget stops the spending")
 			}
 		}
 		return n
 	}
-	if n := spend(0); n != 500 {
-		t.Errorf("default budget on one of two replicas: %d requests, want 500", n)
+	if n := spend("p", 0); n != 150 {
+		t.Errorf("default budget on one of two replicas: a burst of %d requests, want 150", n)
 	}
 	now = now.Add(time.Hour)
-	if n := spend(3); n != 2 {
+	if n := spend("p", 0); n != 150 {
+		t.Errorf("an hour later: %d requests, want the burst of 150 again (500 refilled, capped)", n)
+	}
+	now = now.Add(time.Minute)
+	if n := spend("p", 0); n != 8 {
+		t.Errorf("a minute later: %d requests, want 8 (500 an hour)", n)
+	}
+	if n := spend("q", 3); n != 2 {
 		t.Errorf("budget 3 on one of two replicas: %d requests, want 2 (rounded up)", n)
 	}
 }

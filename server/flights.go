@@ -16,40 +16,33 @@ import (
 // principal's slot, then its project's, then one of the server's: narrowest
 // first, so a request waiting on its own share holds nothing anyone else
 // needs. It waits at most GitHubWait for all three; then it is rate_limited.
-// Before any slot, it is counted against the project's pace per minute
-// (githubpace.go), then its hourly budget (githubbudget.go); a request
-// refused by the pace is not counted against the hour.
+// Before any slot, it is counted against the project's pace (githubpace.go).
 type flightCap struct {
 	all          chan struct{}
 	wait         time.Duration
 	perProject   int
 	perPrincipal int
 	pace         *githubPace
-	budget       *githubBudget
 	now          func() time.Time
 	shares       keyedSlots // by "project:<id>" and "principal:<subject>"
 }
 
 func newFlightCap(cfg *Config) *flightCap {
-	budget := newGitHubBudget(cfg.GitHubHourlyBudget, cfg.Replicas)
 	return &flightCap{
 		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
 		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,
-		pace: newGitHubPace(budget), budget: budget, now: cfg.Now,
+		pace: newGitHubPace(cfg.GitHubHourlyBudget, cfg.Replicas), now: cfg.Now,
 	}
 }
 
 var errInFlight = retryAfter("too many GitHub requests in flight; retry shortly", time.Second)
 
 // acquire counts one GitHub request of caller p against its project's
-// pace and budget and takes its slots. The returned release must be called
+// pace and takes its slots. The returned release must be called
 // once the request is done.
 func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), err error) {
 	now := f.now()
 	if err := f.pace.take(p.auth.ProjectID, p.auth.GitHubRequestsHourly, now); err != nil {
-		return nil, err
-	}
-	if err := f.budget.spend(p.auth.ProjectID, p.auth.GitHubRequestsHourly, now); err != nil {
 		return nil, err
 	}
 	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}

@@ -108,72 +108,63 @@ func TestBT23GitHubSecondaryLimitHoldsItsProject(t *testing.T) {
 	})
 }
 
-// Row BT-24: a project's pace. A project may make 300 GitHub requests a
-// clock minute; with HEYAIRA_REPLICAS=20 a replica allows 15 of them. The
-// 16th read within the minute is rate_limited with retry_after_seconds to
-// the end of the minute and never reaches GitHub; project B on the same
-// installation reads meanwhile; the next minute A reads again. Before the
-// change all 16 reached GitHub, the hourly budget (50 a replica) being far
-// away.
+// Row BT-24: a project's pace. A project may burst 300 GitHub requests;
+// with HEYAIRA_REPLICAS=20 a replica holds 15 of them and refills at 50 an
+// hour. The 16th read is rate_limited with retry_after_seconds until a
+// token is back (72 s) and never reaches GitHub; project B on the same
+// installation reads meanwhile; after the wait A reads again.
 func TestBT24GitHubPacePerMinute(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)}
 	s := newSharedInstallation(t, func(c *Config) { c.Now, c.Replicas, c.ToolRate, c.ToolBurst = clk.now, 20, 1e6, 1e6 })
 	for i := range 15 {
-		s.read(t, s.tokA, s.argsA, fmt.Sprintf("A's read %d within its pace", i+1))
+		s.read(t, s.tokA, s.argsA, fmt.Sprintf("A's read %d within its burst", i+1))
 	}
-	msg := s.refused(t, s.tokA, s.argsA, "rate_limited", 30, "A's 16th read in the minute")
-	if !strings.Contains(msg, "this minute") {
-		t.Errorf("the refusal says %q, want the minute's pace named", msg)
+	msg := s.refused(t, s.tokA, s.argsA, "rate_limited", 72, "A's 16th read")
+	if !strings.Contains(msg, "GitHub request budget") {
+		t.Errorf("the refusal says %q, want the budget named", msg)
 	}
 	s.read(t, s.tokB, s.argsB, "B while A is over its pace")
-	clk.add(30 * time.Second)
-	s.read(t, s.tokA, s.argsA, "A in the next minute")
+	clk.add(72 * time.Second)
+	s.read(t, s.tokA, s.argsA, "A after the wait")
 }
 
-// Row BT-24: the pace of a large budget, and a request the pace refuses is
-// not charged to the hour. With an hourly budget of 6000 the pace is 400 a
-// minute (a fifteenth): 100 requests refused in the first minute leave the
-// hour its 6000, spent at 400 a minute; only in the sixteenth minute is the
-// hour spent.
-func TestBT24PaceRefusalsCostNoBudget(t *testing.T) {
+// Row BT-24 (F4 residue): one bucket, so no boundary doubles the pace.
+// With an hourly budget of 6000 the burst is 400 (a fifteenth) and the rate
+// 100 a minute. 400 requests at 10:00:59 spend the burst; a second later,
+// across the clock minute, one more is allowed, not another 400; a minute
+// later 100. Before, the minute's window and the hour's were fixed clock
+// windows, and a project could send 800 within two seconds.
+func TestBT24NoBoundaryDoublesThePace(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 1, 10, 0, 59, 0, time.UTC)
 	cfg := &Config{GitHubHourlyBudget: 6000, Now: func() time.Time { return now }}
 	cfg.setDefaults()
 	f := newFlightCap(cfg)
 	p := principal{}
 	p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", "p", "u"
-	spend := func(n int) (ok int, last error) {
+	spend := func(n int) (ok int) {
 		for range n {
 			release, err := f.acquire(context.Background(), p)
 			if err != nil {
-				last = err
+				var fe *fieldsError
+				if !errors.As(err, &fe) || fe.err.code != "rate_limited" {
+					t.Fatalf("refusal %v, want rate_limited", err)
+				}
 				continue
 			}
 			release()
 			ok++
 		}
-		return ok, last
+		return ok
 	}
-	message := func(err error) string {
-		var fe *fieldsError
-		if !errors.As(err, &fe) || fe.err.code != "rate_limited" {
-			t.Fatalf("refusal %v, want rate_limited", err)
+	for _, step := range []struct {
+		advance time.Duration
+		want    int
+	}{{0, 400}, {time.Second, 1}, {time.Minute, 100}} {
+		now = now.Add(step.advance)
+		if ok := spend(500); ok != step.want {
+			t.Errorf("at %s: %d of 500 allowed, want %d", now.Format(time.TimeOnly), ok, step.want)
 		}
-		return fe.err.message
-	}
-	if ok, last := spend(500); ok != 400 || !strings.Contains(message(last), "minute") {
-		t.Errorf("first minute: %d of 500 allowed (last refusal %v), want 400, then the pace", ok, last)
-	}
-	for minute := 2; minute <= 15; minute++ {
-		now = now.Add(time.Minute)
-		if ok, last := spend(400); ok != 400 {
-			t.Fatalf("minute %d: %d of 400 allowed (last refusal %v), want all", minute, ok, last)
-		}
-	}
-	now = now.Add(time.Minute)
-	if ok, last := spend(1); ok != 0 || !strings.Contains(message(last), "hourly") {
-		t.Errorf("sixteenth minute: %d of 1 allowed (refusal %v), want the hour spent", ok, last)
 	}
 }

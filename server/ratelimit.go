@@ -10,7 +10,7 @@ import (
 // would have been, so a slow bucket (one a minute, say) is not refilled
 // early, and memory stays bounded by the keys spent within one refill.
 type rateLimiter struct {
-	rate  float64
+	rate  float64 // allow's, per second
 	burst float64
 	mu    sync.Mutex
 	b     map[string]*bucket
@@ -18,8 +18,8 @@ type rateLimiter struct {
 }
 
 type bucket struct {
-	tokens float64
-	last   time.Time
+	tokens, rate, burst float64
+	last                time.Time
 }
 
 func newRateLimiter(rate float64, burst int) *rateLimiter {
@@ -28,11 +28,17 @@ func newRateLimiter(rate float64, burst int) *rateLimiter {
 
 // allow takes one token for key, or reports how long until one is available.
 func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
+	return l.take(key, l.rate, l.burst, now)
+}
+
+// take is allow for a key with a rate (per second) and burst of its own,
+// which apply from this call on.
+func (l *rateLimiter) take(key string, rate, burst float64, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) > time.Minute {
 		for k, b := range l.b {
-			if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+			if b.tokens+now.Sub(b.last).Seconds()*b.rate >= b.burst {
 				delete(l.b, k)
 			}
 		}
@@ -40,35 +46,17 @@ func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
 	}
 	b, ok := l.b[key]
 	if !ok {
-		b = &bucket{tokens: l.burst, last: now}
+		b = &bucket{tokens: burst, last: now}
 		l.b[key] = b
 	}
+	b.rate, b.burst = rate, burst
 	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = min(l.burst, b.tokens+el*l.rate)
+		b.tokens = min(burst, b.tokens+el*rate)
 		b.last = now
 	}
 	if b.tokens < 1 {
-		return time.Duration((1 - b.tokens) / l.rate * float64(time.Second)), false
+		return time.Duration((1 - b.tokens) / rate * float64(time.Second)), false
 	}
 	b.tokens--
-	return 0, true
-}
-
-// peek reports, without taking a token, whether key has one now, and if
-// not how long until it will.
-func (l *rateLimiter) peek(key string, now time.Time) (time.Duration, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.b[key]
-	if !ok {
-		return 0, true
-	}
-	tokens := b.tokens
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		tokens = min(l.burst, tokens+el*l.rate)
-	}
-	if tokens < 1 {
-		return time.Duration((1 - tokens) / l.rate * float64(time.Second)), false
-	}
 	return 0, true
 }
