@@ -371,6 +371,21 @@ func (w *workflowTools) get(ctx context.Context, p principal, a *workflowGetArgs
 	if err := p.needDocuments("workflows:read", view == "full" && fromGitHub(c.Layers)); err != nil {
 		return nil, err
 	}
+	if view == "full" {
+		// The full view carries instruction text read from GitHub at
+		// dispatch: who re-reads it is audited, as every document read is,
+		// and the view fails closed without its row.
+		var sources []map[string]any
+		for _, l := range c.Layers {
+			if l.SourceID != "" {
+				sources = append(sources, map[string]any{"source_id": l.SourceID, "commit_sha": l.CommitSHA})
+			}
+		}
+		if err := w.st.Audit(ctx, store.AuditEvent{Actor: p.subject(), Action: "workflow.read", ProjectID: p.auth.ProjectID,
+			Target: wf.ID, Outcome: store.OutcomeOK, Details: map[string]any{"sources": sources}}); err != nil {
+			return nil, err
+		}
+	}
 	v := newView(wf, c, view == "full")
 	if !p.hasScope(oauth.DocumentsRead) {
 		v.Layers = unlocated(v.Layers)

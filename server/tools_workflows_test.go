@@ -190,6 +190,15 @@ func TestWorkflowDispatchFreezesTrackingCommits(t *testing.T) {
 	if n := e.countRows(`audit_events WHERE action IN ('workflow.dispatch', 'workflow.correct') AND outcome = 'ok'`); n != 3 {
 		t.Errorf("%d workflow audit rows, want 3", n)
 	}
+	// T4-7: each full view names its reader, the workflow and the sources
+	// whose frozen text it showed.
+	if n := e.countRows(`audit_events WHERE action = 'workflow.read' AND outcome = 'ok' AND target = '` + id +
+		`' AND details->'sources' @> '[{"source_id":"` + coreID + `","commit_sha":"` + wfCommit1 + `"}]'`); n != 2 {
+		t.Errorf("%d workflow.read rows for the two full views, want 2", n)
+	}
+	if got := e.queryString(`SELECT DISTINCT actor FROM audit_events WHERE action = 'workflow.read'`); got != "principal:"+tn.principal {
+		t.Errorf("workflow.read actor %q, want the reader", got)
+	}
 	details := e.queryString(`SELECT string_agg(details::text, ' ') FROM audit_events WHERE action LIKE 'workflow.%'`)
 	for _, s := range []string{"Core rules", "Worker mode", "Project rule", "staging", "As the engineer"} {
 		if strings.Contains(details, s) {
