@@ -54,7 +54,7 @@ func TestDemoProductionBinaryReachesOnlyGitHub(t *testing.T) {
 		"--github-repository", githubtest.DemoRepo, "--github-installation-id", "1001")
 	source := str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", githubtest.DemoOwner,
 		"--github-repository", githubtest.DemoRepo, "--document-role", "runtime", "--path", githubtest.DemoRuntime, "--commit-sha", githubtest.DemoCommit), "source_id")
-	access := oauth.NewSecret(oauth.PrefixAccess)
+	access := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, dbURL, person, project, public+"/mcp", access, []string{"documents:read"})
 
 	report := filepath.Join(dir, "report.json")

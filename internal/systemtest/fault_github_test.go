@@ -35,7 +35,7 @@ func (s *liveServer) addPrincipal(t *testing.T, scopes ...string) string {
 	if _, err := db.Exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, s.project, id); err != nil {
 		t.Fatal(err)
 	}
-	tok := oauth.NewSecret(oauth.PrefixAccess)
+	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, s.dbURL, id, s.project, s.base+"/mcp", tok, scopes)
 	return tok
 }

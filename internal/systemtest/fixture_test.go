@@ -58,6 +58,7 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/cursor"
 	"heyaira/github/githubtest"
 	"heyaira/internal/app"
 	"heyaira/internal/logbuf"
@@ -93,6 +94,23 @@ func baseEnv(t *testing.T, dbURL string) testEnv {
 }
 
 func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
+
+// secretsOf are the secrets a serve whose cursor key file holds keyFile
+// recognises: a test that stores a token itself mints it so.
+func secretsOf(t testing.TB, keyFile string) *oauth.Secrets {
+	t.Helper()
+	c, err := cursor.ParseKeys([]byte(keyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
+}
+
+// newToken mints a token of the given type for a serve with hexKey(),
+// refused after ttl.
+func newToken(t testing.TB, prefix string, ttl time.Duration) string {
+	return secretsOf(t, hexKey()).Mint(prefix, time.Now().Add(ttl))
+}
 
 // fakeGitHub points serve at gh: its URL, its HTTP client and its clock.
 // The clock matters: gh's is frozen unless a test moves it, and a JWT that
@@ -276,7 +294,7 @@ func newLiveServer(t *testing.T, dbURL string, gh *githubtest.Server, hooks app.
 		hooks.GitHubBaseURL, hooks.GitHubHTTP, hooks.GitHubNow = gh.URL(), gh.HTTPClient(), gh.Clock().Now
 	}
 	s.base, s.stop = startServe(t, env, hooks, s.logs)
-	s.access = oauth.NewSecret(oauth.PrefixAccess)
+	s.access = newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, dbURL, s.person, s.project, s.base+"/mcp", s.access,
 		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read"})
 	s.clientID, s.refresh = insertRefreshToken(t, dbURL, s.person, s.project, s.base+"/mcp")
@@ -303,8 +321,8 @@ func sqlDB(t testing.TB, dbURL string) *sql.DB {
 // the memory scopes, whose client may refresh.
 func insertRefreshToken(t *testing.T, dbURL, principalID, projectID, resource string) (client, token string) {
 	t.Helper()
-	token = oauth.NewSecret(oauth.PrefixRefresh)
+	token = newToken(t, oauth.PrefixRefresh, 24*time.Hour)
 	client = storetest.InsertToken(t, dbURL, principalID, projectID, resource, "refresh", token,
 		[]string{"memory:read", "memory:write"}, 24*time.Hour)
-	return client, token
+	return secretsOf(t, hexKey()).ClientID(client), token
 }

@@ -18,7 +18,7 @@ import (
 
 // TestInteropTypeScriptSDKCIMD: the TypeScript SDK client configured with a
 // clientMetadataUrl completes the whole flow against the real server with
-// HEYAIRA_CIMD_HOSTS set: it uses the URL as client_id (no registration),
+// its URL listed in HEYAIRA_CIMD_CLIENTS: it uses the URL as client_id (no registration),
 // the server fetches the document from a local TLS stand-in for its host
 // (through the serve hooks' dialer; the address check is tested in
 // server), shows consent, issues tokens, and the SDK refreshes them.
@@ -47,7 +47,7 @@ func TestInteropTypeScriptSDKCIMD(t *testing.T) {
 
 	gh := githubtest.New(t)
 	env := baseEnv(t, storetest.NewMigratedURL(t))
-	env["HEYAIRA_CIMD_HOSTS"] = "example.com"
+	env["HEYAIRA_CIMD_CLIENTS"] = docURL
 	f := &interopFixture{env: env, logs: &logbuf.Buffer{}}
 	hooks := fakeGitHub(gh)
 	hooks.CIMDDial, hooks.CIMDRoots = dial, roots

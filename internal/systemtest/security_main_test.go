@@ -71,7 +71,7 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 	s := newLiveServer(t, storetest.NewURL(t), gh, app.Hooks{}, 100)
 	documented := []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_LISTEN_ADDR", "HEYAIRA_PUBLIC_URL", "HEYAIRA_CURSOR_KEY_FILE",
 		"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS", "HEYAIRA_METRICS_ADDR", "HEYAIRA_METRICS_PUBLIC",
-		"HEYAIRA_CIMD_HOSTS", "HEYAIRA_TRUSTED_PROXIES", "HEYAIRA_GITHUB_MAX_INFLIGHT", "HEYAIRA_REPLICAS", "HEYAIRA_DRAIN_SECONDS", "HEYAIRA_DB_WAIT_SECONDS",
+		"HEYAIRA_CIMD_CLIENTS", "HEYAIRA_TRUSTED_PROXIES", "HEYAIRA_GITHUB_MAX_INFLIGHT", "HEYAIRA_REPLICAS", "HEYAIRA_DRAIN_SECONDS", "HEYAIRA_DB_WAIT_SECONDS",
 		"HEYAIRA_DB_MAX_CONNS", "GOGC"} // Go's own (README: Configuration); serve reads it to leave the operator's target alone (gc.go)
 	var mu sync.Mutex
 	read := map[string]bool{}
@@ -205,7 +205,7 @@ func TestPF09AppKeyFiles(t *testing.T) {
 			env["HEYAIRA_GITHUB_APP_ID"] = tc.appID
 			var logs logbuf.Buffer
 			base, _ := startServe(t, env, fakeGitHub(gh), &logs)
-			tok := oauth.NewSecret(oauth.PrefixAccess)
+			tok := newToken(t, oauth.PrefixAccess, time.Hour)
 			storetest.InsertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read", "memory:read"})
 			c := newLoadClient(base)
 			defer c.close()
@@ -330,7 +330,7 @@ func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 	env["HEYAIRA_CURSOR_KEY_FILE"] = writeFile(t, "cursor.key", keyHex+"\n", 0o600)
 	var logs logbuf.Buffer
 	base, stop := startServe(t, env, fakeGitHub(gh), &logs)
-	tok := oauth.NewSecret(oauth.PrefixAccess)
+	tok := secretsOf(t, keyHex).Mint(oauth.PrefixAccess, time.Now().Add(time.Hour))
 	storetest.InsertAccessToken(t, s.dbURL, s.person, s.project, base+"/mcp", tok, []string{"documents:read"})
 	c := newLoadClient(base)
 	defer c.close()

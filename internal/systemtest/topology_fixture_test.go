@@ -288,7 +288,7 @@ func (tp *topology) direct(i int) *loadClient { return newLoadClient(tp.replicas
 // newAccessToken stores a fresh access token with every scope for resource.
 func newAccessToken(t *testing.T, dbURL, principal, project, resource string) string {
 	t.Helper()
-	tok := oauth.NewSecret(oauth.PrefixAccess)
+	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, dbURL, principal, project, resource, tok,
 		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read"})
 	return tok

@@ -5,7 +5,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -25,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/cursor"
 	"heyaira/github/githubtest"
+	"heyaira/oauth"
 	"heyaira/store"
 	"heyaira/store/storetest"
 )
@@ -155,7 +156,8 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		if _, err := db.AddMember(ctx, project.ID, p.ID); err != nil {
 			t.Fatal(err)
 		}
-		u := &benchUser{token: "hya_bench_" + rand.Text(), first: map[*benchDoc][]byte{}, cont: map[*benchDoc][]byte{}}
+		u := &benchUser{token: benchSecrets(t).Mint(oauth.PrefixAccess, time.Now().Add(24*time.Hour)),
+			first: map[*benchDoc][]byte{}, cont: map[*benchDoc][]byte{}}
 		storetest.InsertAccessToken(t, dbURL, p.ID, project.ID, e.base+"/mcp", u.token, []string{"documents:read"})
 		for _, d := range e.docs {
 			u.first[d] = benchCallBody(d.whole, "")
@@ -186,7 +188,7 @@ func newBenchEnv(t *testing.T, users int, latency time.Duration, sizes map[strin
 		"HEYAIRA_PUBLIC_URL="+e.base,
 		"HEYAIRA_METRICS_PUBLIC=1", // e.metrics scrapes the main listener
 		"HEYAIRA_LISTEN_ADDR="+ln,  // unused: the listener is fd 3
-		"HEYAIRA_CURSOR_KEY_FILE="+write("cursor.key", []byte(strings.Repeat("ab", 32)+"\n")),
+		"HEYAIRA_CURSOR_KEY_FILE="+write("cursor.key", []byte(benchKey)),
 		"HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+write("app.pem", githubtest.KeyPEM()),
 	)
@@ -522,4 +524,17 @@ func benchMarkdown(n int) []byte {
 		out = append(out, ' ')
 	}
 	return out
+}
+
+// benchKey is the server's cursor key file; the harness mints its users'
+// tokens under it, as the server would.
+var benchKey = strings.Repeat("ab", 32) + "\n"
+
+func benchSecrets(t testing.TB) *oauth.Secrets {
+	t.Helper()
+	c, err := cursor.ParseKeys([]byte(benchKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
 }
