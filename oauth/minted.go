@@ -7,25 +7,22 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
-// Every secret the server issues, and the client_id dynamic registration
-// assigns, is self-authenticating: its body carries a MAC under a server
-// key over the body's random part (or, for a client_id, its row id) and its
-// expiry. A presented value whose MAC does not verify, or whose embedded
-// expiry has passed, is refused by Open alone, in time that does not depend
-// on the value, so a made-up secret never reaches a parser, a limiter or the
-// database. The database still decides whether a minted secret is valid
-// (revoked, used, expired, offboarded): the MAC proves only that this server
-// minted it.
+// Every secret the server issues, and each client_id registration assigns,
+// carries a MAC under a server key over its random part (a client_id: its
+// row id) and its expiry, so a made-up or expired one is refused before any
+// parse, limiter or lookup, in time that does not depend on the value. The
+// database still decides whether a minted secret is valid (revoked, used,
+// offboarded): the MAC proves only that this server minted it.
 //
-// Format: prefix + base64url(payload || expiry || tag), where expiry is the
-// big-endian Unix second after which the secret is refused (0: never) and
-// tag the first 16 bytes of HMAC-SHA-256(key, "heyaira secret v1\0" ||
-// prefix || "\0" || payload || expiry). The prefix is both the secret's
-// visible type and its MAC label, so a secret of one type never verifies as
-// another. An embedded expiry is never earlier than the stored one.
+// Format: prefix + base64url(payload || expiry || tag): expiry is the
+// big-endian Unix second from which it is refused (0: never, and never
+// earlier than the stored expiry); tag is the first 16 bytes of
+// HMAC-SHA-256(key, "heyaira secret v1\0" || prefix || "\0" || payload ||
+// expiry). The prefix is the MAC's label, so no type verifies as another.
 
 // KeyLabel names the keys Secrets uses among those derived from the cursor
 // key file (cursor.Codec.Derive).
@@ -69,7 +66,7 @@ func (s *Secrets) Valid(v, prefix string, now time.Time) bool {
 // ClientID returns the public client_id of the registered client whose row
 // id is the UUID id.
 func (s *Secrets) ClientID(id string) string {
-	b, err := hex.DecodeString(stripUUID(id))
+	b, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
 	if err != nil || len(b) != uuidLen {
 		panic("oauth: ClientID of a malformed UUID")
 	}
@@ -87,13 +84,6 @@ func (s *Secrets) ClientRow(clientID string) (id string, ok bool) {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
 }
 
-func stripUUID(id string) string {
-	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
-		return ""
-	}
-	return id[0:8] + id[9:13] + id[14:18] + id[19:23] + id[24:]
-}
-
 func (s *Secrets) seal(prefix string, payload []byte, expires time.Time) string {
 	b := make([]byte, len(payload)+expiryLen, len(payload)+expiryLen+tagLen)
 	copy(b, payload)
@@ -107,9 +97,9 @@ func (s *Secrets) seal(prefix string, payload []byte, expires time.Time) string 
 	return prefix + b64.EncodeToString(append(b, tag(s.keys[0], prefix, b)...))
 }
 
-// open checks v against every key and returns its payload of n bytes. The
-// work is the same whatever v holds, once its length and prefix are right
-// (both public): every key's tag is computed and compared in constant time.
+// open checks v against every key and returns its payload of n bytes. Once
+// its length and prefix (both public) are right, every key's tag is
+// computed and compared in constant time, whatever v holds.
 func (s *Secrets) open(v, prefix string, n int, now time.Time) ([]byte, bool) {
 	raw := n + expiryLen + tagLen
 	if len(v) != len(prefix)+b64.EncodedLen(raw) || v[:len(prefix)] != prefix {

@@ -8,12 +8,11 @@ import (
 	"heyaira/store"
 )
 
-// The bearer check (authn.go) authorizes a document read and writes its
-// audit row in one statement (store.AuthorizeRead, which says what the row
-// means). So what the read asks for is worked out from its arguments before
-// that statement, as a readPlan, which then carries the database's answer to
-// the tool. A read refused or failed after it (a rate limit, GitHub, the
-// file's own checks) writes a second row naming the first.
+// Once the token, the scope and the tool limiter allow a document read, one
+// statement (store.AuthorizeRead) authorizes it and writes its audit row.
+// The readPlan is what the arguments ask for, and then carries the
+// database's answer to the tool; a read failed after it (GitHub, the file's
+// own checks) writes a second row naming the first.
 
 // readPlan is one git_document_get call's read.
 type readPlan struct {
@@ -21,11 +20,8 @@ type readPlan struct {
 	cur    *cursor.Cursor // the decoded cursor; nil for a first read
 	// refusal is decided from the arguments alone; intent.Refusal is its code.
 	refusal error
-	// failed records, with a second audit row, a failure after the
-	// authorization's row was written (recordFailure).
-	failed func(ctx context.Context, p principal, err error)
 
-	// Set by the bearer check.
+	// Set by the read's statement.
 	auth store.ReadAuthorization
 	// err is why the statement failed although the token is valid (a fault
 	// confined to the sources or the audit: DB-06); no row was written.
@@ -41,7 +37,6 @@ func (d *documentTools) plan(a *documentGetArgs) *readPlan {
 		return nil
 	}
 	pl := &readPlan{}
-	pl.failed = func(ctx context.Context, p principal, err error) { d.recordFailure(ctx, p, pl, err) }
 	refuse := func(err error) *readPlan {
 		pl.refusal = err
 		pl.intent.Refusal, _ = classify(err)

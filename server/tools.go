@@ -143,8 +143,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, auth
 		err = invalidArgument(c.argErr.Error())
 	default:
 		if pl != nil {
-			// A token revoked since authorize is not_found here.
-			err = authorizeRead(ctx)
+			err = authorizeRead(ctx) // a token revoked since authorize: not_found
 		}
 		if err == nil {
 			result, err = t.run(ctx, who, pl, c.args)

@@ -77,3 +77,7 @@ func editDistance(a, b string) int {
 // ConfigVars lists every variable Serve reads, for the documentation test
 // (internal/lint).
 func ConfigVars() []string { return slices.Clone(configVars) }
+
+// RetiredVars lists the variables Serve reads only to refuse them, which the
+// upgrade notes name.
+func RetiredVars() []string { return slices.Clone(retiredVars) }

@@ -9,7 +9,6 @@ package systemtest
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,10 +16,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
+	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
 
@@ -113,7 +114,7 @@ func TestSeedEndToEnd(t *testing.T) {
 	// Synthetic OAuth state: a client, a grant with documents:read, an access token.
 	var logs logbuf.Buffer
 	base, _ := startServe(t, env, fakeGitHub(gh), &logs)
-	access := "hya_e2e-access-token-canary-" + rand.Text()
+	access := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, dbURL, person, project, base+"/mcp", access, []string{"documents:read", "memory:read"})
 
 	c := &mcpClient{t: t, url: base + "/mcp", token: access}

@@ -63,7 +63,8 @@ func curlRouteShell(t *testing.T, f *interopFixture, bin string, script string) 
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HEYAIRA_DATABASE_URL="+f.env["HEYAIRA_DATABASE_URL"], "HEYAIRA_PUBLIC_URL="+f.base)
+		"HEYAIRA_DATABASE_URL="+f.env["HEYAIRA_DATABASE_URL"], "HEYAIRA_PUBLIC_URL="+f.base,
+		"HEYAIRA_CURSOR_KEY_FILE="+f.env["HEYAIRA_CURSOR_KEY_FILE"])
 	return cmd
 }
 

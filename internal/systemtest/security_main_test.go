@@ -72,7 +72,9 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 	documented := []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_LISTEN_ADDR", "HEYAIRA_PUBLIC_URL", "HEYAIRA_CURSOR_KEY_FILE",
 		"HEYAIRA_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE", "HEYAIRA_ALLOWED_ORIGINS", "HEYAIRA_METRICS_ADDR", "HEYAIRA_METRICS_PUBLIC",
 		"HEYAIRA_CIMD_CLIENTS", "HEYAIRA_TRUSTED_PROXIES", "HEYAIRA_GITHUB_MAX_INFLIGHT", "HEYAIRA_REPLICAS", "HEYAIRA_DRAIN_SECONDS", "HEYAIRA_DB_WAIT_SECONDS",
-		"HEYAIRA_DB_MAX_CONNS", "GOGC"} // Go's own (README: Configuration); serve reads it to leave the operator's target alone (gc.go)
+		"HEYAIRA_DB_MAX_CONNS",
+		"HEYAIRA_CIMD_HOSTS", // retired: read only to refuse it (docs/operating.md, "Upgrade")
+		"GOGC"}               // Go's own (README: Configuration); serve reads it to leave the operator's target alone (gc.go)
 	var mu sync.Mutex
 	read := map[string]bool{}
 	env := testEnv{}
@@ -549,7 +551,7 @@ func TestBT01WorkflowToolsFromOutside(t *testing.T) {
 		"--github-repository", "heyaira", "--document-role", "instruction", "--path", "docs/agents/review.md",
 		"--commit-sha", liveCommit)
 	token := func(scopes ...string) *mcpClient {
-		tok := oauth.NewSecret(oauth.PrefixAccess)
+		tok := newToken(t, oauth.PrefixAccess, time.Hour)
 		storetest.InsertAccessToken(t, dbURL, s.person, s.project, s.base+"/mcp", tok, scopes)
 		return &mcpClient{t: t, url: s.base + "/mcp", token: tok}
 	}
