@@ -15,7 +15,6 @@ const MaxClientIDURL = 512
 // none quotes the input.
 var (
 	ErrClientIDURL     = errors.New("cimd_url_invalid")
-	ErrClientIDHost    = errors.New("cimd_host_not_allowed")
 	ErrClientIDQuery   = errors.New("cimd_url_query")
 	ErrClientIDDotPath = errors.New("cimd_url_dot_segment")
 )
@@ -32,7 +31,7 @@ func IsClientIDURL(id string) bool {
 // string, because URL parsers normalise: they collapse "/a/../b", accept a
 // backslash for a slash, or lower-case the host. It returns the host.
 //
-// Accepted: "https://" + an allowed host (exact, lower case, not an IP
+// Accepted: "https://" + a host name (lower case, with a letter, not an IP
 // literal) + an optional ":443" + a path of at least one non-empty segment,
 // none of them "." or ".." even after percent-decoding, in printable ASCII;
 // nothing else. An "@" is refused anywhere, in a path too, where no client
@@ -40,7 +39,7 @@ func IsClientIDURL(id string) bool {
 // A query is refused because none of the published documents of the clients
 // HeyAira serves (Claude Code, claude.ai, VS Code, Codex; see
 // docs/oauth.md) has one, and the draft says a client ID SHOULD NOT.
-func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
+func CheckClientIDURL(s string) (string, error) {
 	if len(s) > MaxClientIDURL || unprintable(s, `\#@`) {
 		return "", ErrClientIDURL
 	}
@@ -53,7 +52,7 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 	host, _ = strings.CutSuffix(host, ":443")
 	_, ipErr := netip.ParseAddr(host) // nil for an IP literal, which is refused
 	if host == "" || strings.ContainsAny(host, ":[]%") || !validHost(host) || strings.ToLower(host) != host ||
-		ipErr == nil || path == "/" {
+		ipErr == nil || only(host, digits+".") || path == "/" {
 		return "", ErrClientIDURL
 	}
 	if strings.ContainsRune(path, '?') {
@@ -70,9 +69,6 @@ func CheckClientIDURL(s string, allowed map[string]bool) (string, error) {
 		if unprintable(dec, `/\`) {
 			return "", ErrClientIDURL
 		}
-	}
-	if !allowed[host] {
-		return "", ErrClientIDHost
 	}
 	return host, nil
 }

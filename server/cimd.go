@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"heyaira/oauth"
@@ -63,7 +62,7 @@ func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Du
 	c := &CIMD{urls: map[string]string{}, client: newCIMDHTTPClient(dial, roots, timeout),
 		perURL: newRateLimiter(cimdURLRate, cimdURLBurst)}
 	for _, u := range urls {
-		host, err := checkClientIDURL(u)
+		host, err := oauth.CheckClientIDURL(u)
 		if err != nil {
 			return nil, fmt.Errorf("HEYAIRA_CIMD_CLIENTS: %q is not a client-ID URL (%v)", u, err)
 		}
@@ -72,14 +71,6 @@ func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Du
 	return c, nil
 }
 
-// checkClientIDURL passes u through the client-ID URL gate with its own
-// host allowed, and returns the host.
-func checkClientIDURL(u string) (string, error) {
-	rest, _ := strings.CutPrefix(u, "https://")
-	host, _, _ := strings.Cut(rest, "/")
-	host, _ = strings.CutSuffix(host, ":443")
-	return oauth.CheckClientIDURL(u, map[string]bool{host: true})
-}
 
 // listed reports whether url is one the operator listed (never, CIMD off).
 func (c *CIMD) listed(url string) bool {
@@ -105,7 +96,7 @@ type cimdFailure struct {
 // (stale is then true).
 func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (row store.CIMDClient, stale bool, fail *cimdFailure) {
 	if !c.listed(url) {
-		if _, err := checkClientIDURL(url); err != nil {
+		if _, err := oauth.CheckClientIDURL(url); err != nil {
 			return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
 		}
 		return store.CIMDClient{}, false, &cimdFailure{reason: cimdNotListed}
