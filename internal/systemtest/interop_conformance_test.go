@@ -2,7 +2,6 @@ package systemtest
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -21,6 +20,7 @@ import (
 
 	"heyaira/internal/app"
 	"heyaira/internal/logbuf"
+	"heyaira/oauth"
 	"heyaira/store/storetest"
 )
 
@@ -69,7 +69,7 @@ func conformanceTarget(t *testing.T) string {
 	// An access token with every scope, so that a scenario calling any tool
 	// gets past the scope check.
 	tn := adminTenant(t, env, "conformance", "conformance")
-	token := "hya_" + rand.Text() + rand.Text()
+	token := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, env["HEYAIRA_DATABASE_URL"], tn.person, tn.project, base+"/mcp", token,
 		[]string{"memory:read", "memory:write", "tasks:read", "tasks:write", "documents:read", "workflows:read", "workflows:write"})
 	bearerProxy(t, proxyLn, base, token)

@@ -3,17 +3,18 @@ package systemtest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"heyaira/store/storetest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"heyaira/oauth"
+	"heyaira/store/storetest"
 )
 
 // TestInteropGoSDK runs the official MCP Go SDK client (v1.8.0, the newest
@@ -26,7 +27,7 @@ func TestInteropGoSDK(t *testing.T) {
 	t.Parallel()
 	bin := buildGoSDKClient(t)
 	f := newInteropFixture(t)
-	tok := "hya_" + rand.Text() + rand.Text()
+	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
 		[]string{"memory:read", "memory:write", "documents:read"})
 	sum := sha256.Sum256(f.doc)
@@ -74,7 +75,7 @@ func TestInteropTypeScriptSDKv2(t *testing.T) {
 	// every subtest skipped.
 	jsDir(t)
 	f := newInteropFixture(t)
-	tok := "hya_" + rand.Text() + rand.Text()
+	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
 		[]string{"memory:read", "memory:write", "documents:read"})
 	sum := sha256.Sum256(f.doc)

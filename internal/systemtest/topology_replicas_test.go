@@ -221,8 +221,8 @@ func TestTP05NginxTwoReplicas(t *testing.T) {
 		codes := map[string]int{}
 		for range 30 {
 			o := c.toolCall(tok, "git_document_get", map[string]any{"source_id": source})
-			if o.code == "rate_limited" && !strings.Contains(o.body, "hourly GitHub request budget") {
-				t.Errorf("refused for another reason than the hourly budget: %.300s", o.body)
+			if o.code == "rate_limited" && !strings.Contains(o.body, "GitHub request budget") {
+				t.Errorf("refused for another reason than the GitHub budget: %.300s", o.body)
 			}
 			codes[o.code]++
 		}
