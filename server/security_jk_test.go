@@ -68,6 +68,12 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 			p := b.get("/signin?token=" + madeUp(link, oauth.PrefixSignin))
 			return p.status, pageTitle(p.body)
 		}, http.StatusBadRequest, "Invalid sign-in link"},
+		{"JK-05 session cookie at GET /signin", func() (int, string) {
+			req, _ := http.NewRequest("GET", e.srv.URL+"/signin", nil)
+			req.AddCookie(&http.Cookie{Name: cookieSession, Value: madeUp(link, oauth.PrefixSession)})
+			p := b.do(req)
+			return p.status, pageTitle(p.body)
+		}, http.StatusOK, "Sign in"},
 		{"JK-06 client_id at /oauth/authorize", func() (int, string) {
 			p := b.get("/oauth/authorize?" + client{id: fakeClient, redirect: c.redirect, verifier: c.verifier}.authorizeQuery("memory:read").Encode())
 			return p.status, pageTitle(p.body)
