@@ -8,8 +8,7 @@ import (
 
 // keyedSlots gives each key a semaphore of its own, which exists while some
 // request holds or waits for one of its slots: the per-principal and
-// per-project GitHub shares (flights.go) and each network's one way into
-// the refusal lane (refusals.go).
+// per-project GitHub shares (flights.go).
 type keyedSlots struct {
 	mu sync.Mutex
 	m  map[string]*share
