@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"heyaira/admin"
-	"heyaira/cursor"
 	"heyaira/oauth"
 	"heyaira/store"
 	"heyaira/store/storetest"
@@ -57,14 +56,7 @@ func writeKeyFile(t testing.TB) string {
 
 // serverSecrets are the secrets a server with the harness's key file
 // recognises.
-func serverSecrets(t testing.TB) *oauth.Secrets {
-	t.Helper()
-	c, err := cursor.ParseKeys([]byte(testKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
-}
+func serverSecrets(t testing.TB) *oauth.Secrets { return storetest.Secrets(t, testKey) }
 
 // sub returns the harness bound to a subtest (same database).
 func (h *harness) sub(t testing.TB) *harness {

@@ -71,7 +71,6 @@ func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Du
 	return c, nil
 }
 
-
 // listed reports whether url is one the operator listed (never, CIMD off).
 func (c *CIMD) listed(url string) bool {
 	if c == nil {

@@ -178,7 +178,10 @@ func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	clock := newTestClock()
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/flaky"); c.Now = clock.now })
+	e := newTestEnv(t, func(c *Config) {
+		c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/flaky")
+		c.Now = clock.now
+	})
 	url := "https://docs.example/flaky"
 	var mu sync.Mutex
 	body := ""
@@ -272,7 +275,9 @@ func TestCMFlood(t *testing.T) {
 			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).status
 		}()
 	}
-	go func() { statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).status }()
+	go func() {
+		statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).status
+	}()
 	count := map[int]int{}
 	for range n + 1 {
 		count[<-statuses]++

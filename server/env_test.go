@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"heyaira/cursor"
-	"heyaira/oauth"
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
+	"heyaira/oauth"
 	"heyaira/store"
 	"heyaira/store/storetest"
 

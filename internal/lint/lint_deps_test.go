@@ -97,7 +97,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"heyaira/internal/demo":   {"heyaira/internal/app", "heyaira/github/githubtest"},
 		"heyaira/admin":           {"heyaira/store", "heyaira/github", "heyaira/oauth", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
 		"heyaira/server":          {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog"},
-		"heyaira/store/storetest": {"heyaira/store", "heyaira/internal/leaktest", "heyaira/internal/skips"},
+		"heyaira/store/storetest": {"heyaira/store", "heyaira/cursor", "heyaira/oauth", "heyaira/internal/leaktest", "heyaira/internal/skips"},
 		// The leak check's time target is gated by the soak switch; both
 		// it and the skip report are standard library only.
 		"heyaira/internal/leaktest": {"heyaira/internal/skips", "heyaira/internal/soak"},

@@ -58,7 +58,6 @@ import (
 	"testing"
 	"time"
 
-	"heyaira/cursor"
 	"heyaira/github/githubtest"
 	"heyaira/internal/app"
 	"heyaira/internal/logbuf"
@@ -97,14 +96,7 @@ func hexKey() string { return strings.Repeat("ab", 32) + "\n" }
 
 // secretsOf are the secrets a serve whose cursor key file holds keyFile
 // recognises: a test that stores a token itself mints it so.
-func secretsOf(t testing.TB, keyFile string) *oauth.Secrets {
-	t.Helper()
-	c, err := cursor.ParseKeys([]byte(keyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
-}
+func secretsOf(t testing.TB, keyFile string) *oauth.Secrets { return storetest.Secrets(t, keyFile) }
 
 // newToken mints a token of the given type for a serve with hexKey(),
 // refused after ttl.

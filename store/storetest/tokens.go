@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"heyaira/cursor"
+	"heyaira/oauth"
 )
 
 // InsertAccessToken writes synthetic OAuth state straight into the database: a
@@ -46,4 +49,16 @@ func InsertToken(t testing.TB, dbURL, principalID, projectID, resource, kind, to
 		t.Fatal(err)
 	}
 	return client
+}
+
+// Secrets are the secrets a server whose cursor key file holds keyFile
+// mints and recognises: a test that stores a token or client itself mints
+// it with them, as the server would.
+func Secrets(t testing.TB, keyFile string) *oauth.Secrets {
+	t.Helper()
+	c, err := cursor.ParseKeys([]byte(keyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
 }

@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"heyaira/cursor"
 	"heyaira/github/githubtest"
 	"heyaira/oauth"
 	"heyaira/store"
@@ -530,11 +529,4 @@ func benchMarkdown(n int) []byte {
 // tokens under it, as the server would.
 var benchKey = strings.Repeat("ab", 32) + "\n"
 
-func benchSecrets(t testing.TB) *oauth.Secrets {
-	t.Helper()
-	c, err := cursor.ParseKeys([]byte(benchKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return oauth.NewSecrets(c.Derive(oauth.KeyLabel))
-}
+func benchSecrets(t testing.TB) *oauth.Secrets { return storetest.Secrets(t, benchKey) }
