@@ -13,48 +13,18 @@ import (
 
 // An /mcp request is authenticated in two steps: the Authorization header
 // and the token's MAC before the body is read (bearerHash), then the token
-// from the database in one store call (authorize). A git_document_get call
-// that passes the tool limiter then authorizes its read (read_plan.go).
+// from the database in one store call (authorize).
 
-// authenticator checks a bearer token (by its hash) and, when pl is not nil,
-// authorizes and audits that read in the same statement, leaving the answer
-// in pl. It returns store.ErrNotFound for an unknown, expired or revoked
-// token.
-type authenticator func(ctx context.Context, tokenHash []byte, pl *readPlan) (store.Auth, error)
+// authenticator checks a bearer token by its hash. It returns
+// store.ErrNotFound for an unknown, expired or revoked token.
+type authenticator func(ctx context.Context, tokenHash []byte) (store.Auth, error)
 
-// storeAuthenticator is the production authenticator; resource is this
-// server's (the audience a read's row is written for).
-func storeAuthenticator(st *store.DB, now func() time.Time, resource string) authenticator {
-	return func(ctx context.Context, tokenHash []byte, pl *readPlan) (store.Auth, error) {
-		if pl == nil {
-			return st.Authenticate(ctx, tokenHash, now())
-		}
-		a, r, err := st.AuthorizeRead(ctx, tokenHash, now(), resource, pl.intent)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			// The statement also reads document_sources and repositories and
-			// writes audit_events. A fault confined to those (a lock held on them:
-			// docs/security-tests.md DB-06) must stay what it would be with separate
-			// statements: the tool's store_unavailable, not a 503 of the bearer
-			// check. So the token alone is checked, briefly; the tool then reports
-			// err. Nothing was written: the statement is atomic.
-			fctx, cancel := context.WithTimeout(ctx, fallbackAuthTimeout)
-			defer cancel()
-			a, authErr := st.Authenticate(fctx, tokenHash, now())
-			if authErr != nil {
-				return a, authErr
-			}
-			pl.err = err
-			return a, nil
-		}
-		pl.auth = r
-		return a, err
+// storeAuthenticator is the production authenticator.
+func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
+	return func(ctx context.Context, tokenHash []byte) (store.Auth, error) {
+		return st.Authenticate(ctx, tokenHash, now())
 	}
 }
-
-// fallbackAuthTimeout bounds the token check that follows a failed combined
-// statement, so a database that is down or stuck costs at most this much more
-// before the 503.
-const fallbackAuthTimeout = 500 * time.Millisecond
 
 // bearerHash returns the hash of r's bearer token, or answers 401 and returns
 // false when the Authorization header is missing or malformed, or the token
@@ -93,7 +63,7 @@ const tokenRefused = "the token is invalid, expired or revoked"
 // If the database cannot answer, the request fails closed with 503 and
 // Retry-After, never 401: a 401 would send every client into a refresh storm.
 func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, tokenHash []byte) (principal, bool) {
-	a, err := authn(r.Context(), tokenHash, nil)
+	a, err := authn(r.Context(), tokenHash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeUnauthorized(w, cfg, true, tokenRefused)

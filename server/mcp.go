@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -92,12 +91,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		case msg.Method == "tools/call":
 			err = callErr
 			if callErr == nil {
-				read := call.readPlan()
-				authorizeRead := func(ctx context.Context) error {
-					_, err := authn(ctx, tokenHash, read)
-					return err
-				}
-				result, err = tools.call(r.Context(), who, read, authorizeRead, call)
+				result, err = tools.call(r.Context(), who, call)
 			}
 			if modern {
 				result = withResultType(result)

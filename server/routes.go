@@ -23,7 +23,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 		newWorkflowTools(logger, st, gh, flights).tools())
 
 	origin := checkOrigin(cfg)
-	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now, cfg.resource()))))
+	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now))))
 	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
 	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
 

@@ -351,7 +351,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 		panic(values[a.Kind])
 	})}
 	tools := newToolTable(logger, newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
-	authn := func(context.Context, []byte, *readPlan) (store.Auth, error) {
+	authn := func(context.Context, []byte) (store.Auth, error) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.

@@ -34,11 +34,7 @@ type toolArgs struct {
 	// (checkArgs), with the message of an invalid_argument.
 	check func(a any) error
 	// run calls the handler with that value.
-	run func(ctx context.Context, p principal, pl *readPlan, a any) (any, error)
-	// plan, for a tool that reads a document source, works out the read from
-	// that value before the bearer check, which authorizes and audits it in
-	// the same statement (read_plan.go); nil for every other tool.
-	plan func(a any) *readPlan
+	run func(ctx context.Context, p principal, a any) (any, error)
 }
 
 type toolArg struct {
@@ -50,14 +46,6 @@ type toolArg struct {
 
 // typed makes the toolArgs of a handler whose arguments are A.
 func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
-	return typedRead(nil, func(ctx context.Context, p principal, _ *readPlan, a *A) (any, error) {
-		return handle(ctx, p, a)
-	})
-}
-
-// typedRead is typed for a handler that reads a document source: plan works
-// out the read from the arguments, and the handler receives it authorized.
-func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context, p principal, pl *readPlan, a *A) (any, error)) toolArgs {
 	ta, names := argsOf(reflect.TypeFor[A]())
 	ta.decode = func(raw json.RawMessage) (any, error) {
 		a := new(A)
@@ -67,11 +55,8 @@ func typedRead[A any](plan func(a *A) *readPlan, handle func(ctx context.Context
 		return a, nil
 	}
 	ta.check = func(a any) error { return checkArgs(ta.args, reflect.ValueOf(a).Elem()) }
-	if plan != nil {
-		ta.plan = func(a any) *readPlan { return plan(a.(*A)) }
-	}
-	ta.run = func(ctx context.Context, p principal, pl *readPlan, a any) (any, error) {
-		return handle(ctx, p, pl, a.(*A))
+	ta.run = func(ctx context.Context, p principal, a any) (any, error) {
+		return handle(ctx, p, a.(*A))
 	}
 	return ta
 }

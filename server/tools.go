@@ -59,21 +59,12 @@ func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *Metrics, n
 // integrity check the revision requires and is refused.
 var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState"}
 
-// toolCall is a tools/call request, decoded before authentication so that
-// the bearer check can authorize and audit the read a document read asks for.
+// toolCall is a tools/call request, decoded once the bearer token has been
+// checked.
 type toolCall struct {
 	t      *tool
 	args   any   // the decoded arguments (toolArgs.decode)
 	argErr error // why they could not be decoded or were refused: answered after the scope check
-}
-
-// readPlan is the document read the call asks for (read_plan.go), or nil
-// when it reads none or its arguments are refused before any read.
-func (c toolCall) readPlan() *readPlan {
-	if c.t == nil || c.t.plan == nil || c.argErr != nil {
-		return nil
-	}
-	return c.t.plan(c.args)
 }
 
 // parseCall decodes tools/call params. Its errors are protocol errors
@@ -110,12 +101,11 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
-// call runs a tools/call for who; pl is the call's read, if it makes one,
-// which authorizeRead authorizes and audits in one statement once the scope
-// and the principal's limit allow the call (so a refused call writes no
-// row). The scope check is an HTTP 403 before the tool runs; everything else
-// is a tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, authorizeRead func(context.Context) error, c toolCall) (any, error) {
+// call runs a tools/call for who. The scope check is an HTTP 403 before the
+// tool runs, and the principal's limit comes before the tool touches the
+// database (so a refused call writes no audit row); everything else is a
+// tool result, isError for failures.
+func (tt *toolTable) call(ctx context.Context, who principal, c toolCall) (any, error) {
 	t := c.t
 	start := time.Now()
 	code := "ok"
@@ -142,12 +132,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, pl *readPlan, auth
 		// would do with it.
 		err = invalidArgument(c.argErr.Error())
 	default:
-		if pl != nil {
-			err = authorizeRead(ctx) // a token revoked since authorize: not_found
-		}
-		if err == nil {
-			result, err = t.run(ctx, who, pl, c.args)
-		}
+		result, err = t.run(ctx, who, c.args)
 		// A tool whose result would carry text read from GitHub refuses a
 		// caller without documents:read (needDocuments) before it reads any.
 		var se *scopeError

@@ -42,7 +42,7 @@ func (d *documentTools) tools() []*tool {
 			description: "Read one UTF-8 fragment (at most the source's fragment limit, ≤ 64 KB) of an allowlisted " +
 				"GitHub document at its pinned commit, with SHA-256 of the whole file and of the fragment. " +
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
-			toolArgs: typedRead(d.plan, d.get)},
+			toolArgs: typed(d.get)},
 	}
 }
 
@@ -73,7 +73,7 @@ type documentGetArgs struct {
 }
 
 // validateGet refuses arguments the tool answers before any read: such a
-// call is not audited (it names nothing the database was asked about).
+// call is not audited (it names nothing the database is asked about).
 func validateGet(a *documentGetArgs) error {
 	switch {
 	case a.Cursor != nil && a.StartByte != nil:
@@ -86,34 +86,27 @@ func validateGet(a *documentGetArgs) error {
 	return nil
 }
 
-// get serves a read the bearer check has authorized and audited (pl, from
-// plan: read_plan.go). Every read that names a source is audited, refused
-// ones included (another project's id, a forged cursor), and the row is
-// written before GitHub is called; a read without its row is refused.
-func (d *documentTools) get(ctx context.Context, p principal, pl *readPlan, args *documentGetArgs) (any, error) {
+// get reads one fragment of an allowlisted document: the read's
+// authorization (read_authorize.go), GitHub, then its audit row, committed
+// before the answer is returned. Every read that names a source is audited,
+// refused ones included (another project's id, a forged cursor).
+func (d *documentTools) get(ctx context.Context, p principal, args *documentGetArgs) (any, error) {
 	if err := validateGet(args); err != nil {
 		return nil, err
 	}
 	addLog(ctx, slog.String("source", *args.SourceID))
-	switch {
-	case pl == nil:
-		return nil, errors.New("git_document_get: the read was not authorized by the bearer check") // internal
-	case pl.err != nil:
-		// No row was written (pl.err): the refusal gets its own row, as any read that names a source.
-		d.recordFailure(ctx, p, pl, pl.err)
-		return nil, pl.err
-	case pl.auth.AuditID == 0:
-		return nil, errors.New("git_document_get: no audit row for an authorized read") // internal
-	case pl.auth.Outcome != store.OutcomeOK:
-		return nil, pl.refusalError()
+	rd := d.authorize(ctx, p, args)
+	var res *documentResult
+	err := rd.err
+	if err == nil {
+		res, err = d.read(ctx, p, rd.src, rd.cur, rd.start, args.MaxBytes)
 	}
-	res, err := d.read(ctx, p, pl.auth.Source, pl.cur, args.StartByte, args.MaxBytes)
+	if aerr := d.audit(ctx, p, rd, res, err); aerr != nil {
+		return nil, aerr
+	}
 	if err != nil {
-		d.recordFailure(ctx, p, pl, err)
 		return nil, err
 	}
-	// What only GitHub's answer tells goes in the answer and the log, not in
-	// the row written before it (docs/design.md §13).
 	addLog(ctx, slog.String("sha256", res.SHA256), slog.String("fragment_sha256", res.FragmentSHA256),
 		slog.Int("end_byte", res.Range.EndByte), slog.Int("total_bytes", res.Range.TotalBytes))
 	return res, nil
@@ -121,7 +114,7 @@ func (d *documentTools) get(ctx context.Context, p principal, pl *readPlan, args
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment
 // the arguments or the cursor ask for. The result shares no memory with the file.
-func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, startArg, maxArg *int64) (*documentResult, error) {
+func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, start64 int64, maxArg *int64) (*documentResult, error) {
 	release, err := d.flights.acquire(ctx, p)
 	if err != nil {
 		return nil, err
@@ -136,14 +129,11 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 		return nil, githubFailure(err)
 	}
 	fileSHA := hex.EncodeToString(f.SHA256[:])
-	start := int(min(deref(startArg), int64(len(f.Content))+1))
-	if cur != nil {
-		// The cursor is bound to the file's hash: a changed file cannot be
-		// continued, because its offsets no longer mean the same bytes.
-		if cur.FileSHA256 != fileSHA {
-			return nil, newCoded("provider_inconsistent", "the document changed since the cursor was issued")
-		}
-		start = int(cur.Offset)
+	start := int(min(start64, int64(len(f.Content))+1))
+	// A cursor is bound to the file's hash: a changed file cannot be
+	// continued, because its offsets no longer mean the same bytes.
+	if cur != nil && cur.FileSHA256 != fileSHA {
+		return nil, newCoded("provider_inconsistent", "the document changed since the cursor was issued")
 	}
 	limit := src.FragmentLimit
 	if maxArg != nil && *maxArg < int64(limit) {

@@ -70,20 +70,8 @@ func BenchmarkProjectSource(b *testing.B) {
 	}
 }
 
-// BenchmarkAuthorizeRead is the two above and the audit row below in one
-// statement: what a read costs in PostgreSQL on its success path.
-func BenchmarkAuthorizeRead(b *testing.B) {
-	f := benchTree(b)
-	for b.Loop() {
-		if _, r, err := f.db.AuthorizeRead(context.Background(), f.hash, time.Now(), "http://x/mcp",
-			store.ReadIntent{SourceID: f.source}); err != nil || r.Outcome != store.OutcomeOK || r.AuditID == 0 {
-			b.Fatal(r, err)
-		}
-	}
-}
-
-// BenchmarkAuditDocumentRead is the row a read wrote after GitHub answered,
-// before AuthorizeRead; a read that fails after GitHub still writes one.
+// BenchmarkAuditDocumentRead is the row a read writes once GitHub answered,
+// before the answer leaves the server.
 func BenchmarkAuditDocumentRead(b *testing.B) {
 	f := benchTree(b)
 	e := store.AuditEvent{Actor: "principal:x", Action: "document.read", ProjectID: f.project, Target: f.source,

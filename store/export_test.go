@@ -16,7 +16,3 @@ func LiveConnect(ctx context.Context, dsn string) (driver.Conn, error) {
 	}
 	return liveConnector{c}.Connect(ctx)
 }
-
-// ReadOutcomes returns the outcome codes AuthorizeRead decides by itself
-// (besides a ReadIntent's Refusal), so that tests can check each is answered.
-func ReadOutcomes() []string { return append([]string(nil), readOutcomes...) }

@@ -5,10 +5,11 @@ package bench
 // The floor of the read path's rules (issue 19): what a read costs when it
 // does only the I/O the rules require and nothing else. A read must be
 // authorized against the database at that moment and audited before it is
-// answered (one statement since issue 28: the audit row records the
-// authorization, written before GitHub is called), and fetch the file from
-// GitHub (one request, no cache). The floor does exactly that, with the
-// product's own store method (AuthorizeRead) and GitHub transport, over the
+// answered (three statements: the token, the source, and the audit row,
+// committed before the answer), and fetch the file from GitHub (one
+// request, no cache).
+// The floor does exactly that, with the product's own store methods
+// (Authenticate, ProjectSource, Audit) and GitHub transport, over the
 // same counting proxy, in the server's process, but:
 //
 //   - no JSON-RPC parse: the body is read and ignored;
@@ -16,7 +17,7 @@ package bench
 //   - no fragment, cursor, log line, metric, limiter or in-flight wait;
 //   - the answer is GitHub's body as received.
 //
-// So no read that keeps the rules with this statement and this
+// So no read that keeps the rules with these statements and this
 // transport (net/http, database/sql with lib/pq, PostgreSQL) can cost less
 // in this harness, whose driver, fake GitHub and counting proxy share the
 // cores with the server. The one-principal phase (bench_single_test.go)
@@ -48,7 +49,7 @@ const (
 	benchFloorToken  = "X-Bench-Floor-Token"
 )
 
-// benchFloor is the floor handler: authorize and audit, fetch, answer. It
+// benchFloor is the floor handler: authorize, fetch, audit, answer. It
 // makes the checks of the real read that need no parse: the token's
 // audience (resource), the source's and the repository's revocation, and
 // a body bound; like the product, it answers 503 when the store fails.
@@ -64,8 +65,7 @@ func benchFloor(st *store.DB, gh *http.Client, githubBase, resource string) http
 			return
 		}
 		hash := sha256.Sum256([]byte(token))
-		a, read, err := st.AuthorizeRead(r.Context(), hash[:], time.Now(), resource,
-			store.ReadIntent{SourceID: r.Header.Get(benchFloorSource)})
+		a, err := st.Authenticate(r.Context(), hash[:], time.Now())
 		switch {
 		case errors.Is(err, store.ErrNotFound), err == nil && a.Kind == "oauth" && a.Resource != resource:
 			http.Error(w, "token", http.StatusUnauthorized)
@@ -73,11 +73,16 @@ func benchFloor(st *store.DB, gh *http.Client, githubBase, resource string) http
 		case err != nil:
 			http.Error(w, "store", http.StatusServiceUnavailable)
 			return
-		case read.Outcome != store.OutcomeOK || read.AuditID == 0:
+		}
+		src, err := st.ProjectSource(r.Context(), a.ProjectID, r.Header.Get(benchFloorSource))
+		switch {
+		case err != nil:
+			http.Error(w, "store", http.StatusServiceUnavailable)
+			return
+		case src.RevokedAt != nil || src.RepositoryRevokedAt != nil || src.CommitSHA == nil:
 			http.Error(w, "source", http.StatusForbidden)
 			return
 		}
-		src := read.Source
 		segs := strings.Split(src.Path, "/") // escaped as github/contents.go does
 		for i := range segs {
 			segs[i] = url.PathEscape(segs[i])
@@ -89,24 +94,28 @@ func benchFloor(st *store.DB, gh *http.Client, githubBase, resource string) http
 			http.Error(w, "url", http.StatusInternalServerError)
 			return
 		}
-		// A GitHub failure after the authorization is recorded too (the rare
-		// path's second statement).
-		failed := func() {
-			st.Audit(r.Context(), store.AuditEvent{Actor: store.ActorPrincipal(a.PrincipalID), Action: "document.read",
-				ProjectID: a.ProjectID, Target: src.ID, Outcome: "provider_unavailable",
-				Details: map[string]any{"authorization_id": read.AuditID}})
-			http.Error(w, "github", http.StatusBadGateway)
-		}
+		outcome, body := "ok", []byte(nil)
 		resp, err := gh.Do(req)
+		if err == nil {
+			const limit = 8 << 20
+			body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+			resp.Body.Close()
+			if err == nil && (resp.StatusCode != http.StatusOK || len(body) > limit) {
+				err = errors.New("github")
+			}
+		}
 		if err != nil {
-			failed()
+			outcome = "provider_unavailable"
+		}
+		// The read's one row, committed before the answer, whatever GitHub said.
+		if err := st.Audit(r.Context(), store.AuditEvent{Actor: store.ActorPrincipal(a.PrincipalID), Action: "document.read",
+			ProjectID: a.ProjectID, Target: src.ID, Outcome: outcome,
+			Details: map[string]any{"path": src.Path, "commit_sha": *src.CommitSHA}}); err != nil {
+			http.Error(w, "audit", http.StatusServiceUnavailable)
 			return
 		}
-		const limit = 8 << 20
-		body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || len(body) > limit {
-			failed()
+		if outcome != "ok" {
+			http.Error(w, "github", http.StatusBadGateway)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
