@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
@@ -40,35 +39,9 @@ func TestEncodedResultMatchesGenericEncoding(t *testing.T) {
 	}
 }
 
-// FuzzAppendQuoted checks appendQuoted against json.Marshal(string(b)) on
-// the output of json.Marshal for arbitrary content, byte for byte, and
-// quotedLen against its length.
-func FuzzAppendQuoted(f *testing.F) {
-	for _, seed := range []string{"", "plain", "quote \" backslash \\ newline \n", "<html> & \u2028 \u2029 é 😀 \x00 \x1f \x7f", "\xff\xfe invalid", `\"\\"`} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, content string) {
-		for _, v := range []any{content, &documentResult{Content: content, Path: content}} {
-			b, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := json.Marshal(string(b))
-			got := appendQuoted(nil, b)
-			if !bytes.Equal(got, want) {
-				t.Fatalf("appendQuoted(%q) = %q, json.Marshal gives %q", b, got, want)
-			}
-			if n := quotedLen(b); n != len(got) {
-				t.Fatalf("quotedLen = %d, appendQuoted wrote %d", n, len(got))
-			}
-		}
-	})
-}
-
-// TestToolResultInvalidUTF8 covers the general path: a value whose encoding
-// holds invalid UTF-8 (only a RawMessage or Marshaler could) gets its text
-// block from json.Marshal, which replaces the bad bytes, not from
-// appendQuoted, which would keep them.
+// TestToolResultInvalidUTF8: a value whose encoding holds invalid UTF-8
+// (only a RawMessage or Marshaler could) gets its text block from
+// json.Marshal, which replaces the bad bytes.
 func TestToolResultInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	v := json.RawMessage("\"a\xffb\"")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -228,4 +229,13 @@ func stepUp(projects []store.Project, grants map[string][]string, requested []st
 		s.Others = append(s.Others, oauth.Descriptions[sc])
 	}
 	return s, lacking
+}
+
+// writeTooManyRequestsPage answers an authorization request over the
+// principal's bound of pending ones (store.MaxPendingRequests).
+func writeTooManyRequestsPage(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(requestTTL.Seconds())))
+	writeMessage(w, http.StatusTooManyRequests, "Too many open authorization requests",
+		"You have "+strconv.Itoa(store.MaxPendingRequests)+" authorization requests open. Finish or close one, "+
+			"or wait until they expire (at most "+strconv.Itoa(int(requestTTL.Minutes()))+" minutes), then try again.")
 }

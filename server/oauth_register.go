@@ -45,17 +45,19 @@ func newRegistrationLimiter() *registrationLimiter {
 	}
 }
 
-// allow takes one registration from each bucket in turn, stopping at the
-// first that is spent (so a refused network spends nothing wider).
+// allow takes one registration from each tier in turn, narrowest first,
+// stopping at the first that is spent (so a refused network spends nothing
+// wider).
 func (l *registrationLimiter) allow(r *http.Request, now time.Time) (time.Duration, bool) {
-	wait, ok := l.perIP.allow(clientNetwork(r), now)
-	if ok {
-		wait, ok = l.wide.allow(wideNetwork(r), now)
+	for _, tier := range []struct {
+		bucket *rateLimiter
+		key    string
+	}{{l.perIP, clientNetwork(r)}, {l.wide, wideNetwork(r)}, {l.global, "all"}} {
+		if wait, ok := tier.bucket.allow(tier.key, now); !ok {
+			return wait, false
+		}
 	}
-	if ok {
-		wait, ok = l.global.allow("all", now)
-	}
-	return wait, ok
+	return 0, true
 }
 
 // handleRegister serves RFC 7591 dynamic client registration for public

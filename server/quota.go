@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"heyaira/store"
 )
@@ -19,13 +17,4 @@ func quotaError(err error) error {
 	}
 	msg := fmt.Sprintf("the project's %s quota (%d) is reached; delete something or ask an administrator", qe.Quota, qe.Limit)
 	return &fieldsError{err: &codedError{"quota_exceeded", msg}, fields: map[string]any{"quota": qe.Quota, "limit": qe.Limit}}
-}
-
-// writeTooManyRequestsPage answers an authorization request over the
-// principal's bound of pending ones (store.MaxPendingRequests).
-func writeTooManyRequestsPage(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(requestTTL.Seconds())))
-	writeMessage(w, http.StatusTooManyRequests, "Too many open authorization requests",
-		"You have "+strconv.Itoa(store.MaxPendingRequests)+" authorization requests open. Finish or close one, "+
-			"or wait until they expire (at most "+strconv.Itoa(int(requestTTL.Minutes()))+" minutes), then try again.")
 }

@@ -216,7 +216,6 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 	}
 }
 
-
 // TestAS03FailureIsTheReadsOneRow: when GitHub fails, the read's one row
 // records the failure's code, with the source's path and commit. A call the
 // caller's tool budget refuses (review T4-2) is refused before the read

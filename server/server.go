@@ -12,6 +12,7 @@
 package server
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -88,26 +89,18 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Replicas = max(c.Replicas, 1)
-	orDefault(&c.ToolRate, 50/float64(c.Replicas))
-	orDefault(&c.ToolBurst, max(100/c.Replicas, 1))
-	orDefault(&c.GitHubInFlight, max(64/c.Replicas, 1))
-	orDefault(&c.GitHubProjectShare, max(1, c.GitHubInFlight/4))
-	orDefault(&c.GitHubPrincipalShare, max(1, c.GitHubInFlight/8))
-	orDefault(&c.GitHubHourlyBudget, store.DefaultLimits.GitHubRequestsHourly)
-	orDefault(&c.GitHubWait, 2*time.Second)
-	orDefault(&c.Version, "dev")
-	orDefault(&c.Draining, &atomic.Bool{})
-	orDefault(&c.Metrics, NewMetrics())
+	c.ToolRate = cmp.Or(c.ToolRate, 50/float64(c.Replicas))
+	c.ToolBurst = cmp.Or(c.ToolBurst, max(100/c.Replicas, 1))
+	c.GitHubInFlight = cmp.Or(c.GitHubInFlight, max(64/c.Replicas, 1))
+	c.GitHubProjectShare = cmp.Or(c.GitHubProjectShare, max(1, c.GitHubInFlight/4))
+	c.GitHubPrincipalShare = cmp.Or(c.GitHubPrincipalShare, max(1, c.GitHubInFlight/8))
+	c.GitHubHourlyBudget = cmp.Or(c.GitHubHourlyBudget, store.DefaultLimits.GitHubRequestsHourly)
+	c.GitHubWait = cmp.Or(c.GitHubWait, 2*time.Second)
+	c.Version = cmp.Or(c.Version, "dev")
+	c.Draining = cmp.Or(c.Draining, &atomic.Bool{})
+	c.Metrics = cmp.Or(c.Metrics, NewMetrics())
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-}
-
-// orDefault sets *v to def when it is the zero value (unset).
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
 	}
 }
 

@@ -1,15 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
-	"slices"
 	"time"
-	"unicode/utf8"
 )
 
 // tool is one MCP tool: its public definition, the scope it needs, and its
@@ -175,61 +172,21 @@ type textContent struct {
 	Text string `json:"text"`
 }
 
-// encodedResult is a result already encoded as JSON by this package.
-// writeRPCResponse copies it into the envelope as is: a 64 KiB fragment is
-// escaped once for structuredContent and once more for the text block, and
-// never parsed again.
+// encodedResult is a result already encoded as JSON by this package;
+// writeRPCResponse copies it into the envelope as it is.
 type encodedResult []byte
 
 // MarshalJSON lets other writers (the SSE path) embed it; they re-validate it.
 func (e encodedResult) MarshalJSON() ([]byte, error) { return e, nil }
 
 // toolResult returns v as structuredContent and as one text block holding the
-// same JSON, in the shape of callToolResult.
+// same JSON: a callToolResult, encoded by encoding/json.
 func toolResult(v any) (encodedResult, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	const head, mid = `{"content":[{"type":"text","text":`, `}],"structuredContent":`
-	if !utf8.Valid(b) {
-		// Only a Marshaler or RawMessage of our own could put invalid UTF-8
-		// here (encoding/json copies their output as it is); appendQuoted
-		// would keep it, so the text block takes the general path.
-		text, _ := json.Marshal(string(b)) // a string always encodes
-		return slices.Concat([]byte(head), text, []byte(mid), b, []byte("}")), nil
-	}
-	out := make([]byte, 0, len(head)+quotedLen(b)+len(mid)+len(b)+1)
-	out = append(out, head...)
-	out = appendQuoted(out, b)
-	out = append(out, mid...)
-	out = append(out, b...)
-	return append(out, '}'), nil
-}
-
-// appendQuoted appends b, valid UTF-8 from json.Marshal, as a JSON string.
-// encoding/json's own output has every control character, <, >, &, U+2028
-// and U+2029 already escaped, so only quotes and backslashes are left to escape:
-// the result is what json.Marshal(string(b)) gives, byte for byte
-// (FuzzAppendQuoted), without the copy and the per-character decoding.
-func appendQuoted(dst, b []byte) []byte {
-	dst = append(dst, '"')
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, `"\`)
-		if i < 0 {
-			dst = append(dst, b...)
-			break
-		}
-		dst = append(dst, b[:i]...)
-		dst = append(dst, '\\', b[i])
-		b = b[i+1:]
-	}
-	return append(dst, '"')
-}
-
-// quotedLen is len(appendQuoted(nil, b)).
-func quotedLen(b []byte) int {
-	return len(b) + 2 + bytes.Count(b, []byte{'"'}) + bytes.Count(b, []byte{'\\'})
+	return json.Marshal(callToolResult{Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: json.RawMessage(b)})
 }
 
 // toolError is a failure inside a tool: a stable code and a public message.

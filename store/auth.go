@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Auth is what a valid bearer token says about its holder.
@@ -58,5 +60,5 @@ func (db *DB) Authenticate(ctx context.Context, tokenHash []byte, now time.Time)
 // authDests are the scan destinations of authenticateSQL's columns, in order.
 func authDests(a *Auth) []any {
 	return []any{&a.Kind, &a.TokenID, &a.GrantID, &a.ClientID, &a.PrincipalID, &a.ProjectID,
-		(*stringArray)(&a.Scopes), &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly}
+		pq.Array(&a.Scopes), &a.Resource, &a.ExpiresAt, &a.GitHubRequestsHourly}
 }

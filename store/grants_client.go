@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/lib/pq"
+)
 
 const selectClientGrantsSQL = `
 	SELECT project_id, scopes FROM oauth_grants
@@ -15,8 +19,8 @@ func (db *DB) ClientGrants(ctx context.Context, clientID, principalID string) (m
 	out := map[string][]string{}
 	err := each(ctx, db.sql, func(row sqlScanner) error {
 		var project string
-		var scopes stringArray
-		err := row.Scan(&project, &scopes)
+		var scopes []string
+		err := row.Scan(&project, pq.Array(&scopes))
 		out[project] = scopes
 		return err
 	}, selectClientGrantsSQL, clientID, principalID)

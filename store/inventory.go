@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // This file is the administrator's inventory: what accounts, projects,
@@ -102,7 +104,7 @@ const listPrincipalsSQL = `
 func (db *DB) ListPrincipals(ctx context.Context, accountID string) ([]PrincipalSummary, error) {
 	scan := func(row sqlScanner) (u PrincipalSummary, err error) {
 		err = row.Scan(&u.ID, &u.AccountID, &u.Name, &u.CreatedAt, &u.DisabledAt,
-			(*stringArray)(&u.ProjectIDs), &u.LiveGrants, &u.LiveSessions)
+			pq.Array(&u.ProjectIDs), &u.LiveGrants, &u.LiveSessions)
 		u.ProjectIDs = append([]string{}, u.ProjectIDs...)
 		return u, err
 	}

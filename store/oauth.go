@@ -97,7 +97,7 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 // created_at of oauth_clients, then those of more.
 func scanClient(row sqlScanner, more ...any) (c Client, err error) {
 	var meta []byte
-	dests := append([]any{&c.ID, &c.Name, (*stringArray)(&c.RedirectURIs), &meta, &c.CreatedAt}, more...)
+	dests := append([]any{&c.ID, &c.Name, pq.Array(&c.RedirectURIs), &meta, &c.CreatedAt}, more...)
 	if err = row.Scan(dests...); err != nil {
 		return c, err
 	}

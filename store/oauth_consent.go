@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"slices"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // This file stores pending authorization requests and turns a principal's
@@ -57,7 +59,7 @@ func (db *DB) CreateAuthRequest(ctx context.Context, handleHash []byte, r AuthRe
 			}
 		}
 		_, err := tx.ExecContext(ctx, insertAuthRequestSQL, handleHash, r.ClientID, r.RedirectURI,
-			r.CodeChallenge, stringArray(r.Scopes), r.Resource, r.State, r.ExpiresAt, r.PrincipalID, r.RedirectURISent)
+			r.CodeChallenge, pq.Array(r.Scopes), r.Resource, r.State, r.ExpiresAt, r.PrincipalID, r.RedirectURISent)
 		return err
 	})
 }
@@ -159,13 +161,13 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 		if _, err := lockEnabledPrincipal(ctx, tx, a.PrincipalID, ErrNotFound); err != nil {
 			return err
 		}
-		var grantScopes stringArray
+		var grantScopes []string
 		if err := tx.QueryRowContext(ctx, upsertGrantSQL, r.ClientID, a.PrincipalID, a.ProjectID,
-			stringArray(a.Scopes)).Scan(&out.GrantID, &grantScopes); err != nil {
+			pq.Array(a.Scopes)).Scan(&out.GrantID, pq.Array(&grantScopes)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, insertCodeSQL, a.CodeHash, r.ClientID, out.GrantID, r.RedirectURI,
-			r.CodeChallenge, stringArray(a.Scopes), r.Resource, a.Now.Add(a.CodeTTL), r.RedirectURISent); err != nil {
+			r.CodeChallenge, pq.Array(a.Scopes), r.Resource, a.Now.Add(a.CodeTTL), r.RedirectURISent); err != nil {
 			return err
 		}
 		out.ClientID, out.RedirectURI, out.State = r.ClientID, r.RedirectURI, r.State
@@ -180,7 +182,7 @@ func (db *DB) ApproveAuthRequest(ctx context.Context, a Approval) (Answered, err
 // request is a *RefusedError (ErrNotFound).
 func consumeRequest(ctx context.Context, tx *sql.Tx, handleHash []byte, now time.Time) (r AuthRequest, err error) {
 	err = tx.QueryRowContext(ctx, consumeRequestSQL, handleHash, now).Scan(&r.ClientID, &r.RedirectURI,
-		&r.CodeChallenge, (*stringArray)(&r.Scopes), &r.Resource, &r.State, &r.RedirectURISent)
+		&r.CodeChallenge, pq.Array(&r.Scopes), &r.Resource, &r.State, &r.RedirectURISent)
 	return r, noRows(err, ErrNotFound, "authorization request unknown, expired or already answered")
 }
 

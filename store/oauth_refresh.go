@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Rotation is a token request with grant_type=refresh_token.
@@ -43,7 +45,7 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 	var out Issued
 	return result(&out, db.refusingTx(ctx, "rotate refresh", func(ctx context.Context, tx *sql.Tx) (refusal, err error) {
 		var id, kind, resource, project string
-		var scopes stringArray
+		var scopes []string
 		var expires time.Time
 		var used, revoked bool
 		// Locking the token first deadlocked with a disable-principal,
@@ -51,7 +53,7 @@ func (db *DB) RotateRefresh(ctx context.Context, in Rotation) (Issued, error) {
 		if err := lockTokenScope(ctx, tx, "token_hash", in.RefreshHash); err != nil {
 			return nil, err
 		}
-		err = tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, &scopes,
+		err = tx.QueryRowContext(ctx, selectRefreshSQL, in.RefreshHash).Scan(&id, &kind, &out.GrantID, pq.Array(&scopes),
 			&resource, &out.FamilyID, &expires, &used, &revoked, &out.ClientID, &project)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):

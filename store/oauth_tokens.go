@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // This file redeems authorization codes (oauth_refresh.go rotates refresh
@@ -74,7 +76,7 @@ const consumeCodeSQL = `
 	RETURNING ` + codeColumns
 
 func scanCode(row sqlScanner) (c CodeGrant, err error) {
-	err = row.Scan(&c.ID, &c.ClientID, &c.GrantID, &c.RedirectURI, &c.CodeChallenge, (*stringArray)(&c.Scopes),
+	err = row.Scan(&c.ID, &c.ClientID, &c.GrantID, &c.RedirectURI, &c.CodeChallenge, pq.Array(&c.Scopes),
 		&c.Resource, &c.ExpiresAt, &c.RedirectURISent)
 	return c, err
 }
@@ -141,8 +143,8 @@ func lockTokenScope(ctx context.Context, tx *sql.Tx, col string, v any) error {
 // activeGrant reads the principal and project of out.GrantID into out
 // (activeGrantSQL) and returns the grant's scopes; a revoked grant or a lost
 // membership is a refusal. The caller has taken lockGrant's locks first.
-func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes stringArray, refusal, err error) {
-	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, &scopes)
+func activeGrant(ctx context.Context, tx *sql.Tx, out *Issued) (scopes []string, refusal, err error) {
+	err = tx.QueryRowContext(ctx, activeGrantSQL, out.GrantID).Scan(&out.PrincipalID, &out.ProjectID, pq.Array(&scopes))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, invalidGrant("grant revoked or principal no longer a member"), nil
 	}
@@ -264,7 +266,7 @@ func issue(ctx context.Context, tx *sql.Tx, out *Issued, codeID, resource string
 	now, refreshExpires time.Time, t NewTokens) error {
 	out.AccessExpiresAt = now.Add(t.AccessTTL)
 	if _, err := tx.ExecContext(ctx, insertTokenSQL, t.AccessHash, "access", out.GrantID, codeID,
-		stringArray(accessScopes), resource, out.FamilyID, out.AccessExpiresAt); err != nil {
+		pq.Array(accessScopes), resource, out.FamilyID, out.AccessExpiresAt); err != nil {
 		return err
 	}
 	if t.RefreshHash == nil {
@@ -272,7 +274,7 @@ func issue(ctx context.Context, tx *sql.Tx, out *Issued, codeID, resource string
 	}
 	out.Refresh = true
 	_, err := tx.ExecContext(ctx, insertTokenSQL, t.RefreshHash, "refresh", out.GrantID, codeID,
-		stringArray(refreshScopes), resource, out.FamilyID, refreshExpires)
+		pq.Array(refreshScopes), resource, out.FamilyID, refreshExpires)
 	return err
 }
 

@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
-
-	"github.com/lib/pq"
 )
 
 // The row plumbing every method shares. Nullable columns scan straight into
@@ -103,24 +100,6 @@ func noRows(err, kind error, format string, args ...any) error {
 		return refused(kind, format, args...)
 	}
 	return err
-}
-
-// stringArray scans and writes PostgreSQL text[] columns.
-type stringArray []string
-
-// Scan implements sql.Scanner.
-func (a *stringArray) Scan(src any) error {
-	var s pq.StringArray
-	if err := s.Scan(src); err != nil {
-		return err
-	}
-	*a = []string(s)
-	return nil
-}
-
-// Value implements driver.Valuer.
-func (a stringArray) Value() (driver.Value, error) {
-	return pq.StringArray(a).Value()
 }
 
 // execCount runs a statement and returns the number of rows it changed.
