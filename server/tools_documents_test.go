@@ -289,6 +289,10 @@ type clock struct {
 func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
+// TestDocumentCursors: a cursor of a file that changed between pages is
+// provider_inconsistent, and one older than its lifetime cursor_expired.
+// Misuse (tampering, another source, principal or project) is
+// TestCU01to04CursorMisuseReachesNothing.
 func TestDocumentCursors(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Now()}
@@ -296,33 +300,10 @@ func TestDocumentCursors(t *testing.T) {
 	tn := e.newTenant("o", "r")
 	doc := mixedText(3000)
 	e.gh.AddFile("o", "r", commitA, "a.md", doc)
-	e.gh.AddFile("o", "r", commitA, "b.md", doc)
 	srcA := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	srcB := e.addSource(tn, "runtime", "b.md", commitA, "", 1000)
 	tok := e.token(tn, "documents:read")
 	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": srcA})
 	cur := sc["next_cursor"].(string)
-
-	// Changing any single character invalidates the cursor.
-	for i := 0; i < len(cur); i += max(1, len(cur)/40) {
-		c := []byte(cur)
-		c[i] = map[bool]byte{true: 'B', false: 'A'}[c[i] == 'A']
-		e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": string(c)}, "cursor_invalid")
-	}
-	// Reuse across sources, principals and projects.
-	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcB, "cursor": cur}, "cursor_invalid")
-	otherPrincipal := e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, 'bob') RETURNING id`, tn.account)
-	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, otherPrincipal)
-	bob := e.token(tenant{project: tn.project, principal: otherPrincipal}, "documents:read")
-	e.wantCode(bob, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "cursor_invalid")
-	other := e.newTenant("o", "r")
-	otherSrc := e.addSource(other, "runtime", "a.md", commitA, "", 1000)
-	e.wantCode(e.token(other, "documents:read"), "git_document_get", map[string]any{"source_id": otherSrc, "cursor": cur}, "cursor_invalid")
-	// A cursor message never echoes the cursor.
-	sc = e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur + "x"}, "cursor_invalid")
-	if strings.Contains(sc["error"].(map[string]any)["message"].(string), cur[:20]) {
-		t.Error("the error message echoes the cursor")
-	}
 	// The file changed under the cursor: provider_inconsistent.
 	e.gh.AddFile("o", "r", commitA, "a.md", append([]byte("changed "), doc...))
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "provider_inconsistent")
