@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"heyaira/server/metrics"
 )
 
 type ctxKey int
@@ -75,7 +77,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logged, because the sign-in link carries its secret there. A handler that
 // panics is logged and counted too, with the 500 that withRecover (outside
 // this) then answers.
-func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
+func withAccessLog(logger *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -92,7 +94,7 @@ func withAccessLog(logger *slog.Logger, m *Metrics, next http.Handler) http.Hand
 }
 
 // logRequest writes the access-log line and the request's metrics.
-func logRequest(logger *slog.Logger, m *Metrics, r *http.Request, status int, d time.Duration) {
+func logRequest(logger *slog.Logger, m *metrics.Metrics, r *http.Request, status int, d time.Duration) {
 	attrs := []slog.Attr{
 		slog.String("req_id", requestID(r.Context())),
 		slog.String("method", r.Method),

@@ -6,6 +6,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github"
+	"heyaira/server/metrics"
 	"heyaira/store"
 )
 
@@ -49,11 +50,11 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("POST /signin", handleSignin(logger, cfg, st))
 
 	if st != nil {
-		cfg.Metrics.watchRuntime(st.SQL(), flights)
-		cfg.Metrics.watchAudit(st.AuditSize)
+		cfg.Metrics.WatchRuntime(st.SQL(), flights.inFlight)
+		cfg.Metrics.WatchAudit(st.AuditSize)
 	}
 	if cfg.MetricsOnMain {
-		mux.Handle("GET /metrics", MetricsHandler(cfg.Metrics))
+		mux.Handle("GET /metrics", metrics.Handler(cfg.Metrics))
 	}
 	mux.Handle("GET /healthz", handleHealthz())
 	mux.Handle("GET /readyz", handleReadyz(st, cfg.Draining, cfg.GitHubProblem))

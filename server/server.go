@@ -22,6 +22,7 @@ import (
 	"heyaira/cursor"
 	"heyaira/github"
 	"heyaira/oauth"
+	"heyaira/server/metrics"
 	"heyaira/store"
 )
 
@@ -72,10 +73,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics receives counters and histograms; nil means a private registry.
 	// main shares it with the GitHub client's hooks.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// MetricsOnMain serves /metrics on the main listener, to anyone who can
 	// reach it. Off by default: metrics name projects' traffic, so an
-	// operator serves them on a separate address (main's MetricsHandler) or
+	// operator serves them on a separate address (metrics.Handler) or
 	// says that the main listener is private.
 	MetricsOnMain bool
 	// CIMD accepts client ID metadata document URLs as client ids (see
@@ -98,7 +99,7 @@ func (c *Config) setDefaults() {
 	c.GitHubWait = cmp.Or(c.GitHubWait, 2*time.Second)
 	c.Version = cmp.Or(c.Version, "dev")
 	c.Draining = cmp.Or(c.Draining, &atomic.Bool{})
-	c.Metrics = cmp.Or(c.Metrics, NewMetrics())
+	c.Metrics = cmp.Or(c.Metrics, metrics.New())
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"time"
+
+	"heyaira/server/metrics"
 )
 
 // tool is one MCP tool: its public definition, the scope it needs, and its
@@ -33,11 +35,11 @@ type toolTable struct {
 	tools   []*tool
 	byName  map[string]*tool
 	limiter *rateLimiter
-	metrics *Metrics
+	metrics *metrics.Metrics
 	now     func() time.Time
 }
 
-func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
+func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
 	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, metrics: metrics, now: now}
 	for _, g := range groups {
 		for _, t := range g {

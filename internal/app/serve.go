@@ -17,6 +17,7 @@ import (
 	"heyaira/github"
 	"heyaira/internal/secretfile"
 	"heyaira/server"
+	"heyaira/server/metrics"
 )
 
 // Hooks lets Go code, never configuration, point the server at a fake
@@ -78,13 +79,13 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	if err != nil {
 		return err
 	}
-	metrics := server.NewMetrics()
+	meters := metrics.New()
 	gc, health := githubConfig(cfg, hooks, logger)
 	gc.OnRequest = func(route string, status int, d time.Duration) {
-		metrics.GitHubRequest(route, status, d)
+		meters.GitHubRequest(route, status, d)
 		health.observe(route, status)
 	}
-	gc.OnMint = metrics.TokenMint
+	gc.OnMint = meters.TokenMint
 	gh := github.NewClient(gc)
 
 	db, err := openStore(ctx, cfg.databaseURL, cfg.dbWait, logger)
@@ -111,7 +112,7 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 		GitHubInFlight: cfg.githubInFlight,
 		Replicas:       cfg.replicas,
 		Version:        buildVersion(),
-		Metrics:        metrics,
+		Metrics:        meters,
 		MetricsOnMain:  cfg.metricsPublic,
 		CIMD:           cimd,
 		GitHubProblem:  health.problem,
@@ -121,7 +122,7 @@ func Serve(ctx context.Context, getenv func(string) string, stderr io.Writer, ho
 	}
 	handler := server.NewServer(logger, scfg, db, gh, cursors)
 	if cfg.metricsAddr != "" {
-		stop, err := serveMetrics(cfg.metricsAddr, metrics, logger)
+		stop, err := serveMetrics(cfg.metricsAddr, meters, logger)
 		if err != nil {
 			return err
 		}
@@ -177,13 +178,13 @@ func utcTime(groups []string, a slog.Attr) slog.Attr {
 
 // serveMetrics serves /metrics alone on addr, for operators who keep it off
 // the public listener. The returned function stops it.
-func serveMetrics(addr string, m *server.Metrics, logger *slog.Logger) (func(), error) {
+func serveMetrics(addr string, m *metrics.Metrics, logger *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", server.MetricsHandler(m))
+	mux.Handle("GET /metrics", metrics.Handler(m))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: 60 * time.Second}
 	go srv.Serve(ln)

@@ -1,4 +1,8 @@
-package server
+// Package metrics collects HeyAira's counters, histograms and gauges and
+// writes them in the Prometheus text format: the HTTP middleware, the tool
+// table and the GitHub client's hooks record into one registry, which
+// /metrics serves. It imports nothing of the server.
+package metrics
 
 import (
 	"bytes"
@@ -37,8 +41,8 @@ type histogram struct {
 	count  uint64
 }
 
-// NewMetrics returns an empty registry.
-func NewMetrics() *Metrics {
+// New returns an empty registry.
+func New() *Metrics {
 	return &Metrics{
 		counters:   map[string]map[string]float64{},
 		histograms: map[string]map[string]*histogram{},
@@ -137,9 +141,9 @@ func (m *Metrics) addSampled(name, help, typ string, read func() float64) {
 	})
 }
 
-// watchRuntime registers gauges for the database pool, GitHub requests in
-// flight and the Go runtime.
-func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
+// WatchRuntime registers gauges for the database pool, GitHub requests in
+// flight (inFlight) and the Go runtime.
+func (m *Metrics) WatchRuntime(db *sql.DB, inFlight func() int) {
 	if db != nil {
 		m.addGauge("heyaira_db_connections_in_use", "Database connections in use.", func() float64 { return float64(db.Stats().InUse) })
 		m.addGauge("heyaira_db_connections_idle", "Idle database connections.", func() float64 { return float64(db.Stats().Idle) })
@@ -150,7 +154,7 @@ func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
 		m.addSampled("heyaira_db_wait_seconds_total", "Time spent waiting for a database connection.", "counter",
 			func() float64 { return db.Stats().WaitDuration.Seconds() })
 	}
-	m.addGauge("heyaira_github_in_flight", "GitHub requests in flight.", func() float64 { return float64(flights.inFlight()) })
+	m.addGauge("heyaira_github_in_flight", "GitHub requests in flight.", func() float64 { return float64(inFlight()) })
 	m.addGauge("go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) })
 	m.addGauge("go_memstats_heap_alloc_bytes", "Live heap bytes.", func() float64 {
 		var ms runtime.MemStats
@@ -159,10 +163,10 @@ func (m *Metrics) watchRuntime(db *sql.DB, flights *flightCap) {
 	})
 }
 
-// watchAudit registers the audit table's growth (heyaira-admin prune-audit
+// WatchAudit registers the audit table's growth (heyaira-admin prune-audit
 // is its retention): PostgreSQL's row estimate and the bytes on disk, read
 // at each scrape with one catalog lookup. -1 when the database cannot say.
-func (m *Metrics) watchAudit(size func(context.Context) (rows, bytes int64, err error)) {
+func (m *Metrics) WatchAudit(size func(context.Context) (rows, bytes int64, err error)) {
 	read := func(bytes bool) func() float64 {
 		return func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -235,9 +239,9 @@ func joinLabels(a, b string) string {
 	return a + "," + b
 }
 
-// MetricsHandler serves m in the Prometheus text format, on the main
+// Handler serves m in the Prometheus text format, on the main
 // listener (Config.MetricsOnMain) or a separate one.
-func MetricsHandler(m *Metrics) http.Handler {
+func Handler(m *Metrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		m.WriteText(w)
