@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -111,7 +112,7 @@ func (e *scopeError) challenge() string {
 }
 
 func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) {
-	// The message has no quote or backslash, so it is a valid quoted-string.
+	// The message has no web.Quote or backslash, so it is a valid quoted-string.
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
 		`", error_description="`+se.message()+`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
 	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, se.message()})
@@ -130,7 +131,7 @@ func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
 				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
 				return
 			}
-			if loopbackOnly && !isLoopbackHost(hostOf(r.Host)) {
+			if loopbackOnly && !isLoopbackHost(web.HostOf(r.Host)) {
 				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -69,7 +70,7 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 		writeUnauthorized(w, cfg, true, tokenRefused)
 		return principal{}, false
 	case err != nil:
-		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", requestID(r.Context()), "err", err)
+		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", web.RequestID(r.Context()), "err", err)
 		w.Header().Set("Retry-After", "2")
 		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
 		return principal{}, false
@@ -82,6 +83,6 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 		return principal{}, false
 	}
 	p := principal{auth: a}
-	addLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
+	web.AddLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
 	return p, true
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -43,7 +44,7 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		return store.Auth{}, store.ErrNotFound
 	}
 	docs := &documentTools{}
-	tools := newToolTable(slog.New(slog.DiscardHandler), newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
+	tools := newToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
 	h := handleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {

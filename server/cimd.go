@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -43,7 +44,7 @@ const (
 type CIMD struct {
 	urls   map[string]string // listed URL → its host
 	client *http.Client
-	perURL *rateLimiter
+	perURL *web.RateLimiter
 }
 
 // NewCIMD returns a resolver for documents at the given exact client-ID
@@ -60,7 +61,7 @@ func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Du
 		return nil, nil
 	}
 	c := &CIMD{urls: map[string]string{}, client: newCIMDHTTPClient(dial, roots, timeout),
-		perURL: newRateLimiter(cimdURLRate, cimdURLBurst)}
+		perURL: web.NewRateLimiter(cimdURLRate, cimdURLBurst)}
 	for _, u := range urls {
 		host, err := oauth.CheckClientIDURL(u)
 		if err != nil {
@@ -116,7 +117,7 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		}
 		return store.CIMDClient{}, false, f
 	}
-	if wait, ok := c.perURL.allow(url, now); !ok {
+	if wait, ok := c.perURL.Allow(url, now); !ok {
 		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
 	}
 	f, reason := fetchCIMDocument(ctx, c.client, url)
@@ -144,17 +145,17 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	c, stale, fail := cfg.CIMD.resolve(r.Context(), st, cfg.Now(), id)
 	if fail == nil {
 		if stale {
-			addLog(r.Context(), slog.String("cimd", "stale"))
+			web.AddLog(r.Context(), slog.String("cimd", "stale"))
 		}
 		return c.Client, true
 	}
-	addLog(r.Context(), slog.String("code", fail.reason))
+	web.AddLog(r.Context(), slog.String("code", fail.reason))
 	// The host is that of a URL the operator listed (or "" when the URL is
 	// not listed): the log and the page name it and the reason, never text
 	// of the document.
 	host := cfg.CIMD.urls[id]
 	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
-		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", requestID(r.Context()),
+		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", web.RequestID(r.Context()),
 			"host", host, "reason", fail.reason, "status", fail.status)
 	}
 	// The page says what the administrator must do: a client that uses a

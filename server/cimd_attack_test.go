@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"heyaira/server/internal/web"
 )
 
 // cimdRefused GETs /oauth/authorize for a document URL and checks that it
@@ -306,7 +308,7 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cimd.perURL = newRateLimiter(cimdURLRate, 1) // one fetch, then 429 (the clock stands still)
+	cimd.perURL = web.NewRateLimiter(cimdURLRate, 1) // one fetch, then 429 (the clock stands still)
 	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
 	page := func(wantStatus int) (string, http.Header) {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -32,7 +33,7 @@ var privateJWKMembers = []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 // authentication method but none. Unknown members, grant and response
 // types are ignored (VS Code lists device_code, claude.ai jwt-bearer).
 func parseCIMDocument(url string, body []byte) (store.Client, string) {
-	if !utf8.Valid(body) || checkJSON(body) != nil {
+	if !utf8.Valid(body) || web.CheckJSON(body) != nil {
 		return store.Client{}, cimdInvalidJSON
 	}
 	var raw map[string]json.RawMessage

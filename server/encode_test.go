@@ -14,7 +14,7 @@ import (
 // characters that need escaping.
 func TestEncodedResultMatchesGenericEncoding(t *testing.T) {
 	t.Parallel()
-	res := &documentResult{SourceID: "s", Path: "p", Content: "quote \" backslash \\ newline \n tab \t <html> & \u2028 é 😀 \x01",
+	res := &documentResult{SourceID: "s", Path: "p", Content: "Quote \" backslash \\ newline \n tab \t <html> & \u2028 é 😀 \x01",
 		Range: documentRange{EndByte: 3, TotalBytes: 9}, NextCursor: "c"}
 	pre, err := toolResult(res)
 	if err != nil {

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"heyaira/github"
+	"heyaira/server/internal/web"
 )
 
 // GitHub requests in flight. GitHub allows about 100 concurrent requests per
@@ -24,7 +26,7 @@ type flightCap struct {
 	perPrincipal int
 	pace         *githubPace
 	now          func() time.Time
-	shares       keyedSlots // by "project:<id>" and "principal:<subject>"
+	shares       web.KeyedSlots // by "project:<id>" and "principal:<subject>"
 }
 
 func newFlightCap(cfg *Config) *flightCap {
@@ -46,22 +48,25 @@ func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), e
 		return nil, err
 	}
 	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}
-	shares := []*share{f.shares.join(keys[0], f.perPrincipal), f.shares.join(keys[1], f.perProject)}
-	chans := []chan struct{}{shares[0].slots, shares[1].slots, f.all}
+	shares := []*web.Share{f.shares.Join(keys[0], f.perPrincipal), f.shares.Join(keys[1], f.perProject)}
+	chans := []chan struct{}{shares[0].Slots, shares[1].Slots, f.all}
 	held := 0
 	release = func() {
 		for _, c := range chans[:held] {
 			<-c
 		}
 		for i, s := range shares {
-			f.shares.leave(keys[i], s)
+			f.shares.Leave(keys[i], s)
 		}
 	}
 	timer := time.NewTimer(f.wait)
 	defer timer.Stop()
 	for _, c := range chans {
-		if err := take(ctx, c, timer.C); err != nil {
+		if err := web.Take(ctx, c, timer.C); err != nil {
 			release()
+			if errors.Is(err, web.ErrExpired) {
+				err = errInFlight
+			}
 			if ctx.Err() != nil {
 				// The request ended while it waited (the client left, or the
 				// server is stopping): what the same end during the GitHub

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"heyaira/server/internal/web"
 )
 
 // FuzzDecodeObject feeds arbitrary tool arguments through the same two
-// steps a tools/call takes (checkJSON on the message, then decodeObject
+// steps a tools/call takes (web.CheckJSON on the message, then web.DecodeObject
 // into the tool's argument struct). It never panics; a decode that
 // succeeds used exact key names only — every allowed key present in the
 // object is set in the struct and every absent one is not, so "Source_ID"
@@ -25,7 +27,7 @@ func FuzzDecodeObject(f *testing.F) {
 	}
 	allowed := []string{"source_id", "start_byte", "max_bytes", "cursor"}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if checkJSON(raw) != nil {
+		if web.CheckJSON(raw) != nil {
 			return // the envelope decoder refuses it first
 		}
 		var args struct {
@@ -34,7 +36,7 @@ func FuzzDecodeObject(f *testing.F) {
 			MaxBytes  *int64  `json:"max_bytes"`
 			Cursor    *string `json:"cursor"`
 		}
-		if err := decodeObject(raw, allowed, &args); err != nil {
+		if err := web.DecodeObject(raw, allowed, &args); err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("a multi-line error: %q", err)
 			}

@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"heyaira/server/internal/web"
+)
 
 // githubPace paces each project's GitHub requests with one token bucket.
 // It refills at the project's hourly budget, by default
@@ -26,7 +30,7 @@ import "time"
 // the other per-process limits do (docs/deploy.md).
 type githubPace struct {
 	def, replicas int
-	buckets       *rateLimiter // by project
+	buckets       *web.RateLimiter // by project
 }
 
 const (
@@ -35,7 +39,7 @@ const (
 )
 
 func newGitHubPace(def, replicas int) *githubPace {
-	return &githubPace{def: def, replicas: max(replicas, 1), buckets: newRateLimiter(0, 0)}
+	return &githubPace{def: def, replicas: max(replicas, 1), buckets: web.NewRateLimiter(0, 0)}
 }
 
 // take counts one request of project, whose administrator's hourly limit is
@@ -47,7 +51,7 @@ func (p *githubPace) take(project string, limit int, now time.Time) error {
 	}
 	burst := min(hourly, max(githubPaceFloor, (hourly+githubPaceShare-1)/githubPaceShare))
 	rate := float64(hourly) / float64(p.replicas) / time.Hour.Seconds()
-	if wait, ok := p.buckets.take(project, rate, float64((burst+p.replicas-1)/p.replicas), now); !ok {
+	if wait, ok := p.buckets.Take(project, rate, float64((burst+p.replicas-1)/p.replicas), now); !ok {
 		return retryAfter("the project's GitHub request budget is spent for now; retry after the wait", wait)
 	}
 	return nil

@@ -6,13 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
 // handleHealthz reports that the process is alive. It touches nothing else.
 func handleHealthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 }
 
@@ -22,22 +23,22 @@ func handleHealthz() http.Handler {
 func handleReadyz(st *store.DB, draining *atomic.Bool, githubProblem func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 		defer cancel()
 		if err := st.Ping(ctx); err != nil {
 			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 			return
 		}
 		if githubProblem != nil {
 			if p := githubProblem(); p != "" {
-				writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "github": p})
+				web.WriteJSON(w, http.StatusOK, map[string]string{"status": "degraded", "github": p})
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+
+	"heyaira/server/internal/web"
 )
 
 // Standard JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -50,8 +52,8 @@ func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
 		return m, &rpcError{codeInvalidRequest, "batch requests are not supported"}
 	}
-	if err := checkJSON(body); err != nil {
-		if errors.Is(err, errDuplicateKey) || errors.Is(err, errTrailingData) || errors.Is(err, errTooDeep) {
+	if err := web.CheckJSON(body); err != nil {
+		if errors.Is(err, web.ErrDuplicateKey) || errors.Is(err, web.ErrTrailingData) || errors.Is(err, web.ErrTooDeep) {
 			return m, &rpcError{codeInvalidRequest, "invalid request: " + err.Error()}
 		}
 		return m, &rpcError{codeParseError, "parse error: invalid JSON"}
@@ -65,7 +67,7 @@ func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	}
 	for k := range raw {
 		if !slices.Contains(envelopeKeys, k) {
-			return m, &rpcError{codeInvalidRequest, "invalid request: unknown member " + quote(k)}
+			return m, &rpcError{codeInvalidRequest, "invalid request: unknown member " + web.Quote(k)}
 		}
 	}
 	if string(raw["jsonrpc"]) != `"2.0"` {
@@ -112,19 +114,6 @@ func isIDValue(raw json.RawMessage) bool {
 	c := raw[0]
 	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
-
-// quote is s as a JSON string for an error message, cut to maxQuoted bytes
-// (at a character boundary, with "…"): the name echoed back is the caller's,
-// and without the cut a 1 MiB key came back as 7 MiB of escapes.
-func quote(s string) string {
-	if len(s) > maxQuoted {
-		s = cutUTF8(s, maxQuoted) + "…"
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-const maxQuoted = 64
 
 // rpcResponse is a success; rpcErrorResponse is a failure. They are separate
 // types so that a response never carries both "result" and "error", nor

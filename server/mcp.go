@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"heyaira/server/internal/web"
 )
 
 // maxMCPBody bounds every /mcp request body.
@@ -80,7 +82,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		if !ok {
 			return
 		}
-		addLog(r.Context(), slog.String("rpc_method", msg.Method))
+		web.AddLog(r.Context(), slog.String("rpc_method", msg.Method))
 		if msg.IsResponse || msg.ID == nil {
 			// Notifications and responses are accepted and need no answer.
 			w.WriteHeader(http.StatusAccepted)
@@ -113,8 +115,8 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		case err != nil:
 			var re *rpcError
 			if !errors.As(err, &re) {
-				logger.ErrorContext(r.Context(), "mcp dispatch failed", "req_id", requestID(r.Context()), "err", err)
-				re = &rpcError{codeInternalError, "internal error (request " + requestID(r.Context()) + ")"}
+				logger.ErrorContext(r.Context(), "mcp dispatch failed", "req_id", web.RequestID(r.Context()), "err", err)
+				re = &rpcError{codeInternalError, "internal error (request " + web.RequestID(r.Context()) + ")"}
 			}
 			writeRPCResponse(w, sse, rpcErrorResponse{JSONRPC: "2.0", ID: msg.ID, Error: re})
 			return
@@ -139,7 +141,7 @@ func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
 	case "prompts/list":
 		return map[string]any{"prompts": []any{}}, nil
 	default:
-		return nil, &rpcError{codeMethodNotFound, "method not found: " + quote(msg.Method)}
+		return nil, &rpcError{codeMethodNotFound, "method not found: " + web.Quote(msg.Method)}
 	}
 }
 
@@ -179,7 +181,7 @@ func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
 		return
 	}
 	if !sse {
-		writeJSON(w, http.StatusOK, v)
+		web.WriteJSON(w, http.StatusOK, v)
 		return
 	}
 	b, err := json.Marshal(v)
@@ -196,7 +198,7 @@ func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
 }
 
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
-	writeJSON(w, status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
+	web.WriteJSON(w, status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
 }
 
 // handleMCPMethodNotAllowed answers GET and DELETE: this server opens no

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 )
 
 // handleResourceMetadata serves RFC 9728 protected-resource metadata, built
@@ -42,6 +43,6 @@ func publicDocument(doc any) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeJSON(w, http.StatusOK, doc)
+		web.WriteJSON(w, http.StatusOK, doc)
 	})
 }

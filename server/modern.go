@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"heyaira/server/internal/web"
 )
 
 // MCP 2026-07-28 (the "modern" era) is stateless: no initialize, and every
@@ -130,7 +132,7 @@ func dispatchModern(tools *toolTable, cfg *Config, msg rpcMessage) (any, *modern
 		// private: what a caller may call depends on its token.
 		return map[string]any{"resultType": "complete", "tools": tools.list(), "ttlMs": toolsListTTL, "cacheScope": "private"}, nil
 	}
-	return nil, &modernError{status: http.StatusNotFound, Code: codeMethodNotFound, Msg: "method not found: " + quote(msg.Method)}
+	return nil, &modernError{status: http.StatusNotFound, Code: codeMethodNotFound, Msg: "method not found: " + web.Quote(msg.Method)}
 }
 
 // withResultType adds resultType to a tools/call result, which is
@@ -150,5 +152,5 @@ func withResultType(result any) any {
 }
 
 func writeModernError(w http.ResponseWriter, id json.RawMessage, e *modernError) {
-	writeJSON(w, e.status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
+	web.WriteJSON(w, e.status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
 }

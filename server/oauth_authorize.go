@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -37,7 +38,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		if !ok {
 			return
 		}
-		addLog(r.Context(), slog.String("client_id", client.ID))
+		web.AddLog(r.Context(), slog.String("client_id", client.ID))
 		state := q.Get("state")
 		if len(state) > maxState {
 			writeMessage(w, http.StatusBadRequest, "Invalid authorization request", "The state parameter is too long.")
@@ -64,7 +65,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			check{scopeErr != nil, oauth.ErrCodeInvalidScope, "the scope names no scope this server supports"},
 			check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
 		); oe != nil {
-			addLog(r.Context(), slog.String("code", oe.Code))
+			web.AddLog(r.Context(), slog.String("code", oe.Code))
 			writePage(w, http.StatusBadRequest, oauth.AuthorizeErrorPage{
 				ClientID: q.Get("client_id"), ClientName: client.Name, RedirectURI: redirectURI,
 				RedirectHost: oauth.RedirectHost(redirectURI), Reason: oe.Description,
@@ -86,7 +87,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			redirect303(w, "/signin")
 			return
 		}
-		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
+		web.AddLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
 		projects, err := st.PrincipalProjects(r.Context(), sess.PrincipalID)
 		if err != nil {
 			unavailable(w, r, logger, "project lookup failed", err)
@@ -143,7 +144,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 // (OAuth 2.1 §4.1.1).
 func authorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB, q oauth.Form) (store.Client, string, bool) {
 	invalid := func(msg string) (store.Client, string, bool) {
-		addLog(r.Context(), slog.String("code", "invalid_client_or_redirect"))
+		web.AddLog(r.Context(), slog.String("code", "invalid_client_or_redirect"))
 		writeMessage(w, http.StatusBadRequest, "Invalid authorization request", msg)
 		return store.Client{}, "", false
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -44,13 +45,13 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 				"Your sign-in has expired. Start again from your application.")
 			return
 		}
-		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
+		web.AddLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)))
 		refuse := func(status int, outcome, title, msg string) {
-			addLog(r.Context(), slog.String("code", outcome))
+			web.AddLog(r.Context(), slog.String("code", outcome))
 			// Refused consent posts are audited: they are how tampering shows.
 			if err := st.Audit(r.Context(), store.AuditEvent{Actor: store.ActorPrincipal(sess.PrincipalID),
 				Action: "oauth_consent.refused", AccountID: sess.AccountID, Outcome: outcome}); err != nil {
-				logger.WarnContext(r.Context(), "audit failed", "req_id", requestID(r.Context()), "err", err)
+				logger.WarnContext(r.Context(), "audit failed", "req_id", web.RequestID(r.Context()), "err", err)
 			}
 			writeMessage(w, status, title, msg)
 		}
@@ -77,7 +78,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 				consentStoreError(w, r, logger, err)
 				return
 			}
-			addLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("code", oauth.ErrCodeAccessDenied))
+			web.AddLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("code", oauth.ErrCodeAccessDenied))
 			redirect303(w, clientRedirect(cfg, ans.RedirectURI, url.Values{"error": {oauth.ErrCodeAccessDenied},
 				"error_description": {desc}}, ans.State))
 		case "approve", "approve_documents":
@@ -114,7 +115,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 				consentStoreError(w, r, logger, err)
 				return
 			}
-			addLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("project", ans.ProjectID),
+			web.AddLog(r.Context(), slog.String("client_id", ans.ClientID), slog.String("project", ans.ProjectID),
 				slog.String("code", "ok"))
 			redirect303(w, clientRedirect(cfg, ans.RedirectURI, url.Values{"code": {code}}, ans.State))
 		default:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -119,7 +120,7 @@ func writeMessage(w http.ResponseWriter, status int, title, msg string) {
 // unavailable logs why the store could not answer a page's request, under
 // the request id, and shows the page that says to try again.
 func unavailable(w http.ResponseWriter, r *http.Request, logger *slog.Logger, what string, err error) {
-	logger.WarnContext(r.Context(), what, "req_id", requestID(r.Context()), "err", err)
+	logger.WarnContext(r.Context(), what, "req_id", web.RequestID(r.Context()), "err", err)
 	w.Header().Set("Retry-After", "5")
 	writeMessage(w, http.StatusServiceUnavailable, "Try again shortly", "The service cannot reach its database. Try again in a moment.")
 }
@@ -129,7 +130,7 @@ func unavailable(w http.ResponseWriter, r *http.Request, logger *slog.Logger, wh
 func writeOAuthJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, status, v)
+	web.WriteJSON(w, status, v)
 }
 
 func writeOAuthError(w http.ResponseWriter, status int, code, description string) {

@@ -14,11 +14,12 @@ import (
 	"unicode/utf8"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
 // Dynamic client registration limits (OA-17), each a bucket: per network
-// (clientNetwork), per wide network (wideNetwork), and for the whole
+// (web.ClientNetwork), per wide network (web.WideNetwork), and for the whole
 // server, so that row growth stays bounded whatever the addresses. The
 // server-wide bucket is large because a registration is cheap (a row purged
 // after a day unless a person authorizes it) and its only harm when spent
@@ -34,26 +35,26 @@ const (
 )
 
 type registrationLimiter struct {
-	perIP, wide, global *rateLimiter
+	perIP, wide, global *web.RateLimiter
 }
 
 func newRegistrationLimiter() *registrationLimiter {
 	return &registrationLimiter{
-		perIP:  newRateLimiter(registerPerIPRate, registerPerIPBurst),
-		wide:   newRateLimiter(registerWideRate, registerWideBurst),
-		global: newRateLimiter(registerGlobalRate, registerGlobalBurst),
+		perIP:  web.NewRateLimiter(registerPerIPRate, registerPerIPBurst),
+		wide:   web.NewRateLimiter(registerWideRate, registerWideBurst),
+		global: web.NewRateLimiter(registerGlobalRate, registerGlobalBurst),
 	}
 }
 
 // allow takes one registration from each tier in turn, narrowest first,
 // stopping at the first that is spent (so a refused network spends nothing
 // wider).
-func (l *registrationLimiter) allow(r *http.Request, now time.Time) (time.Duration, bool) {
+func (l *registrationLimiter) admit(r *http.Request, now time.Time) (time.Duration, bool) {
 	for _, tier := range []struct {
-		bucket *rateLimiter
+		bucket *web.RateLimiter
 		key    string
-	}{{l.perIP, clientNetwork(r)}, {l.wide, wideNetwork(r)}, {l.global, "all"}} {
-		if wait, ok := tier.bucket.allow(tier.key, now); !ok {
+	}{{l.perIP, web.ClientNetwork(r)}, {l.wide, web.WideNetwork(r)}, {l.global, "all"}} {
+		if wait, ok := tier.bucket.Allow(tier.key, now); !ok {
 			return wait, false
 		}
 	}
@@ -93,25 +94,25 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		}
 		md, oerr := parseClientMetadata(body)
 		if oerr != nil {
-			addLog(r.Context(), slog.String("code", oerr.Code))
+			web.AddLog(r.Context(), slog.String("code", oerr.Code))
 			writeOAuthError(w, http.StatusBadRequest, oerr.Code, oerr.Description)
 			return
 		}
 		// The limit is charged for registrations that would create a row:
 		// row growth is what it bounds, and refusals cost no storage.
-		if wait, ok := limit.allow(r, cfg.Now()); !ok {
-			addLog(r.Context(), slog.String("code", "rate_limited"))
+		if wait, ok := limit.admit(r, cfg.Now()); !ok {
+			web.AddLog(r.Context(), slog.String("code", "rate_limited"))
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 			writeOAuthError(w, http.StatusTooManyRequests, "rate_limited", "too many registrations; retry later")
 			return
 		}
 		c, err := st.RegisterClient(r.Context(), md.Name, md.RedirectURIs, md.GrantTypes)
 		if err != nil {
-			logger.ErrorContext(r.Context(), "client registration failed", "req_id", requestID(r.Context()), "err", err)
+			logger.ErrorContext(r.Context(), "client registration failed", "req_id", web.RequestID(r.Context()), "err", err)
 			writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "registration failed; retry later")
 			return
 		}
-		addLog(r.Context(), slog.String("client_id", c.ID), slog.String("code", "ok"))
+		web.AddLog(r.Context(), slog.String("client_id", c.ID), slog.String("code", "ok"))
 		writeOAuthJSON(w, http.StatusCreated, response{
 			ClientID: cfg.secrets.ClientID(c.ID), ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
 			RedirectURIs: c.RedirectURIs, GrantTypes: c.GrantTypes, ResponseTypes: []string{"code"},
@@ -129,7 +130,7 @@ func parseClientMetadata(body []byte) (store.Client, *oauth.Error) {
 	bad := func(msg string) (store.Client, *oauth.Error) {
 		return store.Client{}, oauth.NewError(oauth.ErrCodeInvalidClientMetadata, msg)
 	}
-	if err := checkJSON(body); err != nil {
+	if err := web.CheckJSON(body); err != nil {
 		return bad("body must be one JSON object without duplicate keys")
 	}
 	var raw map[string]json.RawMessage

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -52,7 +53,7 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeClientError(w, r, logger, oerr, status)
 			return
 		}
-		addLog(r.Context(), slog.String("client_id", client.ID))
+		web.AddLog(r.Context(), slog.String("client_id", client.ID))
 		var iss store.Issued
 		now := cfg.Now()
 		access, refresh := cfg.secrets.Mint(oauth.PrefixAccess, now.Add(accessTTL)),
@@ -71,7 +72,7 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			writeTokenError(w, r, logger, err)
 			return
 		}
-		addLog(r.Context(), slog.String("project", iss.ProjectID), slog.String("code", "ok"))
+		web.AddLog(r.Context(), slog.String("project", iss.ProjectID), slog.String("code", "ok"))
 		resp := tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(accessTTL.Seconds()),
 			Scope: oauth.Format(iss.Scopes)}
 		if iss.Refresh {
@@ -90,9 +91,9 @@ func writeClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logge
 		w.Header().Set("WWW-Authenticate", `Basic realm="heyaira"`)
 	}
 	if status == http.StatusServiceUnavailable {
-		logger.WarnContext(r.Context(), "client lookup failed", "req_id", requestID(r.Context()))
+		logger.WarnContext(r.Context(), "client lookup failed", "req_id", web.RequestID(r.Context()))
 	}
-	addLog(r.Context(), slog.String("code", oerr.Code))
+	web.AddLog(r.Context(), slog.String("code", oerr.Code))
 	writeOAuthError(w, status, oerr.Code, oerr.Description)
 }
 
@@ -250,13 +251,13 @@ func writeTokenError(w http.ResponseWriter, r *http.Request, logger *slog.Logger
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrConflict):
 		code, desc, status = oauth.ErrCodeTemporarilyUnavailable, "retry later", http.StatusServiceUnavailable
 	}
-	addLog(r.Context(), slog.String("code", code))
+	web.AddLog(r.Context(), slog.String("code", code))
 	if status >= 500 {
-		logger.ErrorContext(r.Context(), "token request failed", "req_id", requestID(r.Context()), "err", err)
+		logger.ErrorContext(r.Context(), "token request failed", "req_id", web.RequestID(r.Context()), "err", err)
 	} else if errors.As(err, &refusal) && refusal.Msg != "" {
 		// On the request's one access-log line, so that a refusal is one
 		// event (LG-03); the store's reasons are fixed text, never secrets.
-		addLog(r.Context(), slog.String("reason", refusal.Msg))
+		web.AddLog(r.Context(), slog.String("reason", refusal.Msg))
 	}
 	writeOAuthError(w, status, code, desc)
 }
@@ -304,14 +305,14 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 				writeClientError(w, r, logger, oerr, status)
 				return
 			}
-			addLog(r.Context(), slog.String("client_id", client.ID))
+			web.AddLog(r.Context(), slog.String("client_id", client.ID))
 			if _, err := st.RevokeClientToken(r.Context(), oauth.Hash(tok), client.ID, cfg.Now()); err != nil {
-				logger.ErrorContext(r.Context(), "revocation failed", "req_id", requestID(r.Context()), "err", err)
+				logger.ErrorContext(r.Context(), "revocation failed", "req_id", web.RequestID(r.Context()), "err", err)
 				writeOAuthError(w, http.StatusServiceUnavailable, oauth.ErrCodeTemporarilyUnavailable, "retry later")
 				return
 			}
 		}
-		addLog(r.Context(), slog.String("code", "ok"))
+		web.AddLog(r.Context(), slog.String("code", "ok"))
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
 	}))

@@ -6,6 +6,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github"
+	"heyaira/server/internal/web"
 	"heyaira/server/metrics"
 	"heyaira/store"
 )
@@ -14,7 +15,7 @@ import (
 // coverage here: every /mcp POST goes through checkOrigin, and handleMCP
 // authenticates it (authn.go) before it dispatches anything.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
-	limiter := newRateLimiter(cfg.ToolRate, cfg.ToolBurst)
+	limiter := web.NewRateLimiter(cfg.ToolRate, cfg.ToolBurst)
 	flights := newFlightCap(cfg)
 	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, now: cfg.Now}
 	pages := pager{cursors: cursors, now: cfg.Now}

@@ -24,6 +24,7 @@ import (
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -182,7 +183,7 @@ func TestLG01EveryPositionStaysOutOfLogs(t *testing.T) {
 // Row LG-02: log injection. client_name, state, User-Agent, a JSON-RPC
 // method, a source_id and a memory key carry a forged JSON line, CR, an
 // ANSI escape and 10 KB. The log stays one JSON object per line, no line
-// is forged, and every value is escaped and cut at maxLogValue (256) bytes.
+// is forged, and every value is escaped and cut at web.MaxLogValue (256) bytes.
 func TestLG02LogInjection(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -217,8 +218,8 @@ func TestLG02LogInjection(t *testing.T) {
 			t.Error("a forged log line was written")
 		}
 		for k, v := range l {
-			if s, ok := v.(string); ok && len(s) > maxLogValue+len("…(truncated)") {
-				t.Errorf("log value %q is %d bytes, over the %d-byte bound", k, len(s), maxLogValue)
+			if s, ok := v.(string); ok && len(s) > web.MaxLogValue+len("…(truncated)") {
+				t.Errorf("log value %q is %d bytes, over the %d-byte bound", k, len(s), web.MaxLogValue)
 			}
 		}
 	}
@@ -350,13 +351,13 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	boom := &tool{name: "boom", scope: "memory:read", toolArgs: typed(func(ctx context.Context, p principal, a *boomArgs) (any, error) {
 		panic(values[a.Kind])
 	})}
-	tools := newToolTable(logger, newRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
+	tools := newToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
 	authn := func(context.Context, []byte) (store.Auth, error) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
 	var h http.Handler = handleMCP(logger, tools, &cfg, authn)
-	h = withRequestID(withRecover(logger, withAccessLog(logger, cfg.Metrics, withSecurityHeaders(h))))
+	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, cfg.Metrics, web.WithSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(body string) (*http.Response, error) {

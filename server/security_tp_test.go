@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 )
 
 // postTokenForm posts a form to /oauth/token with an optional
@@ -101,7 +102,7 @@ func TestTP02TrustedProxyClientAddress(t *testing.T) {
 // Row TP-03: the client-address rule, case by case.
 func TestTP03ClientAddrRule(t *testing.T) {
 	t.Parallel()
-	trusted, err := ParseTrustedProxies(" 10.0.0.0/8, 192.0.2.1 ,fd00::/8")
+	trusted, err := web.ParseTrustedProxies(" 10.0.0.0/8, 192.0.2.1 ,fd00::/8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +126,12 @@ func TestTP03ClientAddrRule(t *testing.T) {
 		for _, h := range c.xff {
 			r.Header.Add("X-Forwarded-For", h)
 		}
-		if got := clientAddr(r, trusted); got != c.want {
+		if got := web.ClientAddr(r, trusted); got != c.want {
 			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", c.peer, c.xff, got, c.want)
 		}
 	}
 	for _, bad := range []string{"10.0.0.0/33", "example.com", "10.0.0.0/8;"} {
-		if _, err := ParseTrustedProxies(bad); err == nil {
+		if _, err := web.ParseTrustedProxies(bad); err == nil {
 			t.Errorf("ParseTrustedProxies(%q) accepted", bad)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store/storetest"
 )
 
@@ -353,15 +354,15 @@ func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 func TestVC06TrustedProxiesAreAddresses(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"0.0.0.0/0", "10.0.0.1, ::/0"} {
-		if _, err := ParseTrustedProxies(s); err == nil || !strings.Contains(err.Error(), "every address") {
+		if _, err := web.ParseTrustedProxies(s); err == nil || !strings.Contains(err.Error(), "every address") {
 			t.Errorf("%q: %v, want a refusal", s, err)
 		}
 	}
-	trusted, err := ParseTrustedProxies("10.0.0.0/24, 10.0.1.5, fd00::/8, 2001:db8::7")
+	trusted, err := web.ParseTrustedProxies("10.0.0.0/24, 10.0.1.5, fd00::/8, 2001:db8::7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(TrustedRanges(trusted), ","); got != "10.0.0.0/24,fd00::/8" {
+	if got := strings.Join(web.TrustedRanges(trusted), ","); got != "10.0.0.0/24,fd00::/8" {
 		t.Errorf("ranges %q, want the two ranges only", got)
 	}
 }

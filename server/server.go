@@ -22,6 +22,7 @@ import (
 	"heyaira/cursor"
 	"heyaira/github"
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/server/metrics"
 	"heyaira/store"
 )
@@ -123,12 +124,19 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client,
 	mux := http.NewServeMux()
 	addRoutes(mux, logger, &cfg, st, gh, cursors)
 	var h http.Handler = mux
-	h = withSecurityHeaders(h)
-	h = withAccessLog(logger, cfg.Metrics, h)
+	h = web.WithSecurityHeaders(h)
+	h = web.WithAccessLog(logger, cfg.Metrics, h)
 	// Outside the access log: it replaces the request, and the access log
 	// reads the route from the request the mux saw.
-	h = withClientAddr(cfg.TrustedProxies, h)
-	h = withRecover(logger, h)
-	h = withRequestID(h)
+	h = web.WithClientAddr(cfg.TrustedProxies, h)
+	h = web.WithRecover(logger, h)
+	h = web.WithRequestID(h)
 	return h
 }
+
+// ParseTrustedProxies and TrustedRanges read HEYAIRA_TRUSTED_PROXIES for
+// the program (internal/app); the client address lives in web.
+var (
+	ParseTrustedProxies = web.ParseTrustedProxies
+	TrustedRanges       = web.TrustedRanges
+)

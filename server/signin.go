@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -105,7 +106,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		cookie := readCookie(r, cfg, cookieSigninCSRF)
 		if !oauth.WellFormedSecret(cookie, oauth.PrefixCSRF) ||
 			!oauth.Equal(form.Get("csrf"), oauth.MAC(cookie, labelSigninCSRF, token)) {
-			addLog(r.Context(), slog.String("code", "csrf_invalid"))
+			web.AddLog(r.Context(), slog.String("code", "csrf_invalid"))
 			writeMessage(w, http.StatusForbidden, "Sign-in refused",
 				"This sign-in form was not issued to this browser. Open your sign-in link again.")
 			return
@@ -115,7 +116,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		if other != "" && form.Get("switch") != "confirm" {
-			addLog(r.Context(), slog.String("code", "signin_switch_unconfirmed"))
+			web.AddLog(r.Context(), slog.String("code", "signin_switch_unconfirmed"))
 			writePage(w, http.StatusConflict, oauth.SigninSwitchPage{Principal: owner.PrincipalName, SignedIn: other}.Render)
 			return
 		}
@@ -133,7 +134,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			unavailable(w, r, logger, "sign-in failed", err)
 			return
 		}
-		addLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)), slog.String("code", "ok"))
+		web.AddLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)), slog.String("code", "ok"))
 		setCookie(w, cfg, cookieSession, session, store.SessionTTL)
 		clearCookie(w, cfg, cookieSigninCSRF)
 		next := "/signin"
@@ -147,7 +148,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 
 // linkNotValid answers a link the store does not know (or no longer).
 func linkNotValid(w http.ResponseWriter, r *http.Request) {
-	addLog(r.Context(), slog.String("code", "signin_link_invalid"))
+	web.AddLog(r.Context(), slog.String("code", "signin_link_invalid"))
 	writeMessage(w, http.StatusBadRequest, "Sign-in link not valid",
 		"This sign-in link is invalid, expired or already used. Ask your administrator for a new one.")
 }

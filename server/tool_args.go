@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"heyaira/server/internal/web"
 )
 
 // A tool's arguments are declared once, as the fields of one struct:
@@ -49,7 +51,7 @@ func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, erro
 	ta, names := argsOf(reflect.TypeFor[A]())
 	ta.decode = func(raw json.RawMessage) (any, error) {
 		a := new(A)
-		if err := decodeObject(raw, names, a); err != nil {
+		if err := web.DecodeObject(raw, names, a); err != nil {
 			return nil, err
 		}
 		return a, nil

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"time"
 
+	"heyaira/server/internal/web"
 	"heyaira/server/metrics"
 )
 
@@ -34,12 +35,12 @@ type toolTable struct {
 	logger  *slog.Logger
 	tools   []*tool
 	byName  map[string]*tool
-	limiter *rateLimiter
+	limiter *web.RateLimiter
 	metrics *metrics.Metrics
 	now     func() time.Time
 }
 
-func newToolTable(logger *slog.Logger, limiter *rateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
+func newToolTable(logger *slog.Logger, limiter *web.RateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
 	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, metrics: metrics, now: now}
 	for _, g := range groups {
 		for _, t := range g {
@@ -80,7 +81,7 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	if len(params) == 0 {
 		return toolCall{}, &rpcError{codeInvalidParams, "tools/call needs params"}
 	}
-	if err := decodeObject(params, callParamKeys, &p); err != nil {
+	if err := web.DecodeObject(params, callParamKeys, &p); err != nil {
 		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
 	}
 	if len(p.State) > 0 && string(p.State) != "null" {
@@ -91,7 +92,7 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	}
 	t, ok := tt.byName[p.Name]
 	if !ok {
-		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + quote(p.Name)}
+		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + web.Quote(p.Name)}
 	}
 	args, err := t.decode(p.Arguments)
 	if err == nil {
@@ -109,7 +110,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, c toolCall) (any, 
 	start := time.Now()
 	code := "ok"
 	defer func() {
-		addLog(ctx, slog.String("tool", t.name), slog.String("code", code))
+		web.AddLog(ctx, slog.String("tool", t.name), slog.String("code", code))
 		tt.metrics.ToolCall(t.name, code, time.Since(start))
 	}()
 	// Because the scope check comes first, a caller without the scope causes
@@ -121,7 +122,7 @@ func (tt *toolTable) call(ctx context.Context, who principal, c toolCall) (any, 
 	}
 	var result any
 	var err error
-	wait, ok := tt.limiter.allow(who.subject(), tt.now())
+	wait, ok := tt.limiter.Allow(who.subject(), tt.now())
 	switch {
 	case !ok:
 		err = retryAfter("too many tool calls; retry later", wait)
@@ -145,9 +146,9 @@ func (tt *toolTable) call(ctx context.Context, who principal, c toolCall) (any, 
 		var public string
 		code, public = classify(err)
 		if code == "internal" || code == "store_unavailable" {
-			tt.logger.ErrorContext(ctx, "tool failed", "req_id", requestID(ctx), "tool", t.name, "code", code, "err", err)
+			tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.name, "code", code, "err", err)
 			if code == "internal" {
-				public += " (request " + requestID(ctx) + ")"
+				public += " (request " + web.RequestID(ctx) + ")"
 			}
 		}
 		r := toolError(code, public)

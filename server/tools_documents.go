@@ -11,6 +11,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -94,7 +95,7 @@ func (d *documentTools) get(ctx context.Context, p principal, args *documentGetA
 	if err := validateGet(args); err != nil {
 		return nil, err
 	}
-	addLog(ctx, slog.String("source", *args.SourceID))
+	web.AddLog(ctx, slog.String("source", *args.SourceID))
 	rd := d.authorize(ctx, p, args)
 	var res *documentResult
 	err := rd.err
@@ -107,7 +108,7 @@ func (d *documentTools) get(ctx context.Context, p principal, args *documentGetA
 	if err != nil {
 		return nil, err
 	}
-	addLog(ctx, slog.String("sha256", res.SHA256), slog.String("fragment_sha256", res.FragmentSHA256),
+	web.AddLog(ctx, slog.String("sha256", res.SHA256), slog.String("fragment_sha256", res.FragmentSHA256),
 		slog.Int("end_byte", res.Range.EndByte), slog.Int("total_bytes", res.Range.TotalBytes))
 	return res, nil
 }

@@ -16,6 +16,7 @@ import (
 	"heyaira/github"
 	"heyaira/oauth"
 	"heyaira/server/catalog"
+	"heyaira/server/internal/web"
 	"heyaira/store"
 )
 
@@ -330,7 +331,7 @@ func (w *workflowTools) auditFailure(ctx context.Context, p principal, action st
 	err := w.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{Actor: p.subject(), Action: action,
 		ProjectID: p.auth.ProjectID, Outcome: code, Details: details})
 	if err != nil {
-		w.logger.WarnContext(ctx, "audit failed", "req_id", requestID(ctx), "action", action, "err", err)
+		w.logger.WarnContext(ctx, "audit failed", "req_id", web.RequestID(ctx), "action", action, "err", err)
 	}
 }
 

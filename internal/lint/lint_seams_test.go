@@ -10,8 +10,8 @@ import (
 // principal and the source read with the bearer token reach a tool as
 // arguments, and test hooks reach app.Serve as an argument; the only context
 // values of production code are the request id and the access-log
-// attributes (server/middleware.go) and the client address, which only
-// rate limits and logs read (server/clientaddr.go). No exported field of a production type
+// attributes (server/internal/web/middleware.go) and the client address, which only
+// rate limits and logs read (server/internal/web/clientaddr.go). No exported field of a production type
 // is a function, so none can be a hook a test sets.
 func TestMP01NoContextValuesOrHookFields(t *testing.T) {
 	t.Parallel()
@@ -25,7 +25,7 @@ func TestMP01NoContextValuesOrHookFields(t *testing.T) {
 					return true
 				}
 				if pkg, _ := sel.X.(*ast.Ident); pkg != nil && pkg.Name == "context" && sel.Sel.Name == "WithValue" &&
-					path != "server/middleware.go" && path != "server/clientaddr.go" {
+					path != "server/internal/web/middleware.go" && path != "server/internal/web/clientaddr.go" {
 					t.Errorf("%s: context.WithValue outside the request id and log attributes", fset.Position(x.Pos()))
 				}
 			case *ast.TypeSpec:

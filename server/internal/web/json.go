@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// writeJSON is the one place that writes a JSON response. Headers are set
+// WriteJSON is the one place that writes a JSON response. Headers are set
 // before WriteHeader, or they would be lost.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -30,29 +30,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 const maxJSONDepth = 64
 
 var (
-	errDuplicateKey = errors.New("duplicate object key")
-	errTrailingData = errors.New("trailing data after JSON value")
-	errTooDeep      = errors.New("JSON nested too deeply")
+	ErrDuplicateKey = errors.New("duplicate object key")
+	ErrTrailingData = errors.New("trailing data after JSON value")
+	ErrTooDeep      = errors.New("JSON nested too deeply")
 )
 
-// checkJSON reports whether data is exactly one JSON value with no duplicate
+// CheckJSON reports whether data is exactly one JSON value with no duplicate
 // key in any object and bounded nesting. encoding/json alone keeps the last of
 // two duplicate keys, which lets two parsers read one message differently.
-func checkJSON(data []byte) error {
+func CheckJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := walkValue(dec, 0); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errTrailingData
+		return ErrTrailingData
 	}
 	return nil
 }
 
 func walkValue(dec *json.Decoder, depth int) error {
 	if depth > maxJSONDepth {
-		return errTooDeep
+		return ErrTooDeep
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -68,7 +68,7 @@ func walkValue(dec *json.Decoder, depth int) error {
 			}
 			key, _ := k.(string)
 			if seen[key] {
-				return fmt.Errorf("%w %s", errDuplicateKey, quote(key))
+				return fmt.Errorf("%w %s", ErrDuplicateKey, Quote(key))
 			}
 			seen[key] = true
 			if err := walkValue(dec, depth+1); err != nil {
@@ -88,11 +88,11 @@ func walkValue(dec *json.Decoder, depth int) error {
 	return err
 }
 
-// decodeObject decodes raw (already checked by checkJSON) into dst, which must
+// DecodeObject decodes raw (already checked by CheckJSON) into dst, which must
 // be a pointer to a struct whose json tags name exactly the allowed keys. Keys
 // are compared exactly, because encoding/json would also accept "Source_ID".
 // An absent or null raw decodes as an empty object.
-func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
+func DecodeObject(raw json.RawMessage, allowed []string, dst any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
@@ -104,7 +104,7 @@ func decodeObject(raw json.RawMessage, allowed []string, dst any) error {
 		if !slices.Contains(allowed, k) {
 			// The expected names, so that a caller who guessed ("value" for
 			// memory_put's "content") can correct itself from the message.
-			return fmt.Errorf("unknown field %s; the fields are %s", quote(k), strings.Join(allowed, ", "))
+			return fmt.Errorf("unknown field %s; the fields are %s", Quote(k), strings.Join(allowed, ", "))
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -139,3 +139,17 @@ func jsonKind(t reflect.Type) string {
 	}
 	return "an object"
 }
+
+// Quote is s as a JSON string for an error message, cut to MaxQuoted bytes
+// (at a character boundary, with "…"): the name echoed back is the caller's,
+// and without the cut a 1 MiB key came back as 7 MiB of escapes.
+func Quote(s string) string {
+	if len(s) > MaxQuoted {
+		s = CutUTF8(s, MaxQuoted) + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// MaxQuoted bounds a name echoed in an error.
+const MaxQuoted = 64

@@ -1,37 +1,38 @@
-package server
+package web
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// keyedSlots gives each key a semaphore of its own, which exists while some
+// KeyedSlots gives each key a semaphore of its own, which exists while some
 // request holds or waits for one of its slots: the per-principal and
 // per-project GitHub shares (flights.go).
-type keyedSlots struct {
+type KeyedSlots struct {
 	mu sync.Mutex
-	m  map[string]*share
+	m  map[string]*Share
 }
 
 // share is one key's slots; users counts the requests holding or waiting
-// for them, guarded by keyedSlots.mu.
-type share struct {
-	slots chan struct{}
+// for them, guarded by KeyedSlots.mu.
+type Share struct {
+	Slots chan struct{}
 	users int
 }
 
 // join returns key's share, of n slots when it is new, counting the caller
 // as one of its users.
-func (k *keyedSlots) join(key string, n int) *share {
+func (k *KeyedSlots) Join(key string, n int) *Share {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
-		k.m = map[string]*share{}
+		k.m = map[string]*Share{}
 	}
 	s := k.m[key]
 	if s == nil {
-		s = &share{slots: make(chan struct{}, n)}
+		s = &Share{Slots: make(chan struct{}, n)}
 		k.m[key] = s
 	}
 	s.users++
@@ -40,7 +41,7 @@ func (k *keyedSlots) join(key string, n int) *share {
 
 // leave ends the caller's use of key's share s, and drops s with its last
 // user.
-func (k *keyedSlots) leave(key string, s *share) {
+func (k *KeyedSlots) Leave(key string, s *Share) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if s.users--; s.users == 0 {
@@ -48,9 +49,12 @@ func (k *keyedSlots) leave(key string, s *share) {
 	}
 }
 
-// take puts a token in c, waiting until expired fires (never, when nil) or
+// ErrExpired is Take's answer when its wait expired.
+var ErrExpired = errors.New("web: the wait for a slot expired")
+
+// Take puts a token in c, waiting until expired fires (never, when nil) or
 // ctx ends; a free place is taken even if ctx is done.
-func take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error {
+func Take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error {
 	select {
 	case c <- struct{}{}:
 		return nil
@@ -60,7 +64,7 @@ func take(ctx context.Context, c chan struct{}, expired <-chan time.Time) error 
 	case c <- struct{}{}:
 		return nil
 	case <-expired:
-		return errInFlight
+		return ErrExpired
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -20,9 +20,9 @@ const (
 	clientAddrKey
 )
 
-// withRequestID gives every request a server-generated id. A client-supplied
+// WithRequestID gives every request a server-generated id. A client-supplied
 // X-Request-Id is ignored, because a client could use it to forge log lines.
-func withRequestID(next http.Handler) http.Handler {
+func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 8)
 		rand.Read(b)
@@ -34,7 +34,7 @@ func withRequestID(next http.Handler) http.Handler {
 	})
 }
 
-func requestID(ctx context.Context) string {
+func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(reqIDKey).(string)
 	return id
 }
@@ -44,8 +44,8 @@ func requestID(ctx context.Context) string {
 // here, never tokens, cursors or content.
 type logAttrs []slog.Attr
 
-// addLog adds identifiers to the request's access-log line.
-func addLog(ctx context.Context, attrs ...slog.Attr) {
+// AddLog adds identifiers to the request's access-log line.
+func AddLog(ctx context.Context, attrs ...slog.Attr) {
 	if la, ok := ctx.Value(logAttrsKey).(*logAttrs); ok {
 		*la = append(*la, attrs...)
 	}
@@ -72,12 +72,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// withAccessLog writes one JSON line per request: id, method, route, status,
+// WithAccessLog writes one JSON line per request: id, method, route, status,
 // duration and the identifiers the handler added. The URL's query is not
 // logged, because the sign-in link carries its secret there. A handler that
-// panics is logged and counted too, with the 500 that withRecover (outside
+// panics is logged and counted too, with the 500 that WithRecover (outside
 // this) then answers.
-func withAccessLog(logger *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
+func WithAccessLog(logger *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -96,7 +96,7 @@ func withAccessLog(logger *slog.Logger, m *metrics.Metrics, next http.Handler) h
 // logRequest writes the access-log line and the request's metrics.
 func logRequest(logger *slog.Logger, m *metrics.Metrics, r *http.Request, status int, d time.Duration) {
 	attrs := []slog.Attr{
-		slog.String("req_id", requestID(r.Context())),
+		slog.String("req_id", RequestID(r.Context())),
 		slog.String("method", r.Method),
 		slog.String("route", r.Pattern),
 		slog.String("path", r.URL.Path),
@@ -117,41 +117,41 @@ func logRequest(logger *slog.Logger, m *metrics.Metrics, r *http.Request, status
 	m.HTTPRequest(route, status, d)
 }
 
-// maxLogValue bounds every string value of the access-log line. Some of
+// MaxLogValue bounds every string value of the access-log line. Some of
 // them are chosen by the client (the path, the JSON-RPC method, a
 // malformed source_id), so without a bound one request could write a
 // megabyte of log. The JSON handler escapes control characters, so a
 // value can never start a line of its own (docs/security-tests.md, LG-02).
-const maxLogValue = 256
+const MaxLogValue = 256
 
-// truncateAttr cuts a string value to maxLogValue bytes, on a UTF-8
+// truncateAttr cuts a string value to MaxLogValue bytes, on a UTF-8
 // boundary, and marks the cut.
 func truncateAttr(a slog.Attr) slog.Attr {
-	if a.Value.Kind() != slog.KindString || len(a.Value.String()) <= maxLogValue {
+	if a.Value.Kind() != slog.KindString || len(a.Value.String()) <= MaxLogValue {
 		return a
 	}
-	return slog.String(a.Key, cutUTF8(a.Value.String(), maxLogValue)+"…(truncated)")
+	return slog.String(a.Key, CutUTF8(a.Value.String(), MaxLogValue)+"…(truncated)")
 }
 
-// cutUTF8 cuts s, longer than n bytes, to at most n, at a character boundary.
-func cutUTF8(s string, n int) string {
+// CutUTF8 cuts s, longer than n bytes, to at most n, at a character boundary.
+func CutUTF8(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n]
 }
 
-// withRecover turns a panic into a 500 and one log line. The panic value is
+// WithRecover turns a panic into a 500 and one log line. The panic value is
 // logged by type only: it could hold request data.
-func withRecover(logger *slog.Logger, next http.Handler) http.Handler {
+func WithRecover(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				logger.Error("panic", "req_id", requestID(r.Context()), "route", r.Pattern, "type", typeName(v))
-				http.Error(w, "internal error (request "+requestID(r.Context())+")", http.StatusInternalServerError)
+				logger.Error("panic", "req_id", RequestID(r.Context()), "route", r.Pattern, "type", typeName(v))
+				http.Error(w, "internal error (request "+RequestID(r.Context())+")", http.StatusInternalServerError)
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -169,8 +169,8 @@ func typeName(v any) string {
 	}
 }
 
-// withSecurityHeaders sets headers every response should carry.
-func withSecurityHeaders(next http.Handler) http.Handler {
+// WithSecurityHeaders sets headers every response should carry.
+func WithSecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")

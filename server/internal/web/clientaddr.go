@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"context"
@@ -51,21 +51,21 @@ func TrustedRanges(trusted []netip.Prefix) []string {
 	return out
 }
 
-// withClientAddr works out the client's address once per request. When the
+// WithClientAddr works out the client's address once per request. When the
 // connecting peer is a trusted proxy, it is the right-most X-Forwarded-For
 // entry that is not itself trusted; otherwise the header is ignored and it is
 // the peer. The result is for rate limiting and logs only: it never builds a
 // URL and never authorizes anything.
-func withClientAddr(trusted []netip.Prefix, next http.Handler) http.Handler {
+func WithClientAddr(trusted []netip.Prefix, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr := clientAddr(r, trusted)
-		addLog(r.Context(), slog.String("client_addr", addr))
+		addr := ClientAddr(r, trusted)
+		AddLog(r.Context(), slog.String("client_addr", addr))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey, addr)))
 	})
 }
 
-func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	addr := hostOf(r.RemoteAddr)
+func ClientAddr(r *http.Request, trusted []netip.Prefix) string {
+	addr := HostOf(r.RemoteAddr)
 	if !isTrusted(addr, trusted) {
 		return addr
 	}
@@ -97,37 +97,37 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 	return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-// hostOf is hostport's host, or hostport itself when it has no port.
-func hostOf(hostport string) string {
+// HostOf is hostport's host, or hostport itself when it has no port.
+func HostOf(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
 	return hostport
 }
 
-// clientAddress is the client's address (withClientAddr); a handler
+// clientAddress is the client's address (WithClientAddr); a handler
 // reached without that middleware falls back to the peer.
 func clientAddress(r *http.Request) string {
 	if a, ok := r.Context().Value(clientAddrKey).(string); ok {
 		return a
 	}
-	return hostOf(r.RemoteAddr)
+	return HostOf(r.RemoteAddr)
 }
 
-// clientNetwork is what the server's per-address limits are keyed by: the
+// ClientNetwork is what the server's per-address limits are keyed by: the
 // client's IPv4 address, or its IPv6 address cut to the /64. A /64 is what
 // one host or one customer gets, so a host that rotates through its
 // addresses still meets the limits of one.
-func clientNetwork(r *http.Request) string { return networkOf(clientAddress(r), 32, 64) }
+func ClientNetwork(r *http.Request) string { return NetworkOf(clientAddress(r), 32, 64) }
 
-// wideNetwork is a block a provider hands out in one piece, an IPv4 /24 or
+// WideNetwork is a block a provider hands out in one piece, an IPv4 /24 or
 // an IPv6 /48: registration gives each one a share of its server-wide
 // budget (oauth_register.go).
-func wideNetwork(r *http.Request) string { return networkOf(clientAddress(r), 24, 48) }
+func WideNetwork(r *http.Request) string { return NetworkOf(clientAddress(r), 24, 48) }
 
-// networkOf is addr's network of v4 or v6 bits: a whole IPv4 address is
+// NetworkOf is addr's network of v4 or v6 bits: a whole IPv4 address is
 // written as the address. An address that does not parse is its own key.
-func networkOf(addr string, v4, v6 int) string {
+func NetworkOf(addr string, v4, v6 int) string {
 	a, err := netip.ParseAddr(addr)
 	if err != nil {
 		return addr

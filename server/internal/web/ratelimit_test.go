@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"testing"
@@ -12,27 +12,27 @@ import (
 // after 61 s.
 func TestRateLimiterSweepKeepsSlowBuckets(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newRateLimiter(1.0/60, 3) // 3, then one a minute
+	l := NewRateLimiter(1.0/60, 3) // 3, then one a minute
 	for i := range 3 {
-		if _, ok := l.allow("n", t0); !ok {
+		if _, ok := l.Allow("n", t0); !ok {
 			t.Fatalf("take %d of the burst refused", i+1)
 		}
 	}
 	later := t0.Add(61 * time.Second) // past the sweep's minute: one token refilled
-	if _, ok := l.allow("other", later); !ok {
+	if _, ok := l.Allow("other", later); !ok {
 		t.Fatal("a new key was refused")
 	}
-	if _, ok := l.allow("n", later); !ok {
+	if _, ok := l.Allow("n", later); !ok {
 		t.Fatal("the token refilled in 61 s was refused")
 	}
-	if wait, ok := l.allow("n", later); ok {
+	if wait, ok := l.Allow("n", later); ok {
 		t.Fatal("a spent bucket got a new burst after a minute's pause")
 	} else if wait <= 0 {
 		t.Errorf("refused without a wait: %v", wait)
 	}
 	// Once it would be full, a bucket is dropped by the next sweep.
 	full := later.Add(4 * time.Minute)
-	l.allow("x", full)
+	l.Allow("x", full)
 	l.mu.Lock()
 	_, kept := l.b["n"]
 	n := len(l.b)

@@ -1,15 +1,15 @@
-package server
+package web
 
 import (
 	"sync"
 	"time"
 )
 
-// rateLimiter is a token bucket per key. Once a minute, the buckets that
+// RateLimiter is a token bucket per key. Once a minute, the buckets that
 // would be full by now are dropped: a dropped key comes back full, as it
 // would have been, so a slow bucket (one a minute, say) is not refilled
 // early, and memory stays bounded by the keys spent within one refill.
-type rateLimiter struct {
+type RateLimiter struct {
 	rate  float64 // allow's, per second
 	burst float64
 	mu    sync.Mutex
@@ -22,18 +22,18 @@ type bucket struct {
 	last                time.Time
 }
 
-func newRateLimiter(rate float64, burst int) *rateLimiter {
-	return &rateLimiter{rate: rate, burst: float64(burst), b: map[string]*bucket{}}
+func NewRateLimiter(rate float64, burst int) *RateLimiter {
+	return &RateLimiter{rate: rate, burst: float64(burst), b: map[string]*bucket{}}
 }
 
 // allow takes one token for key, or reports how long until one is available.
-func (l *rateLimiter) allow(key string, now time.Time) (time.Duration, bool) {
-	return l.take(key, l.rate, l.burst, now)
+func (l *RateLimiter) Allow(key string, now time.Time) (time.Duration, bool) {
+	return l.Take(key, l.rate, l.burst, now)
 }
 
 // take is allow for a key with a rate (per second) and burst of its own,
 // which apply from this call on.
-func (l *rateLimiter) take(key string, rate, burst float64, now time.Time) (time.Duration, bool) {
+func (l *RateLimiter) Take(key string, rate, burst float64, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) > time.Minute {
