@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"heyaira/server/internal/web"
+	"heyaira/server/authserver"
 )
 
 // cimdRefused GETs /oauth/authorize for a document URL and checks that it
@@ -41,7 +41,7 @@ func TestCMAttacks(t *testing.T) {
 		"basic", "jwtauth", "dupfield", "html", "missing", "array", "latin1", "nameless", "js"} {
 		listed = append(listed, base+p)
 	}
-	cimd := s.resolver(t, cimdFetchTimeout, listed...)
+	cimd := s.resolver(t, authserver.CIMDFetchTimeout, listed...)
 	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = cimd })
 	sent := 0
 	cimdRefused := func(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
@@ -59,7 +59,7 @@ func TestCMAttacks(t *testing.T) {
 		http.Redirect(w, r, "/target", http.StatusFound)
 	})
 	s.serveJSON(base+"target", doc(base+"target", ""))
-	cimdRefused(t, e, base+"redirect", "https://docs.example/cb", http.StatusBadGateway, cimdRedirect)
+	cimdRefused(t, e, base+"redirect", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDRedirect)
 	if n := s.fetches(base + "target"); n != 0 {
 		t.Errorf("CM-01: the redirect target was fetched %d times", n)
 	}
@@ -67,7 +67,7 @@ func TestCMAttacks(t *testing.T) {
 	// CM-02: a 6 KB document, with and without Content-Length.
 	big := doc(base+"big", `,"pad":"`+strings.Repeat("x", 6*1024)+`"`)
 	s.serveJSON(base+"big", big)
-	cimdRefused(t, e, base+"big", "https://docs.example/cb", http.StatusBadGateway, cimdTooLarge)
+	cimdRefused(t, e, base+"big", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDTooLarge)
 	s.handle(base+"chunked", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		for i := 0; i < len(big); i += 1024 {
@@ -75,11 +75,11 @@ func TestCMAttacks(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 	})
-	cimdRefused(t, e, base+"chunked", "https://docs.example/cb", http.StatusBadGateway, cimdTooLarge)
+	cimdRefused(t, e, base+"chunked", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDTooLarge)
 
 	// CM-04: client_id names another document.
 	s.serveJSON(base+"impostor", doc("https://claude.ai/oauth/claude-code-client-metadata", ""))
-	cimdRefused(t, e, base+"impostor", "https://docs.example/cb", http.StatusBadRequest, cimdClientIDMismatch)
+	cimdRefused(t, e, base+"impostor", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDClientIDMismatch)
 
 	// CM-06: a secret, a symmetric method, a private key.
 	for path, extra := range map[string]string{
@@ -93,12 +93,12 @@ func TestCMAttacks(t *testing.T) {
 		"dupfield": `,"client_name":"Other"`,
 	} {
 		s.serveJSON(base+path, doc(base+path, extra))
-		want, status := cimdSecret, http.StatusBadRequest
+		want, status := authserver.CIMDSecret, http.StatusBadRequest
 		switch path {
 		case "basic", "jwtauth":
-			want = cimdAuthMethod
+			want = authserver.CIMDAuthMethod
 		case "dupfield":
-			want = cimdInvalidJSON
+			want = authserver.CIMDInvalidJSON
 		}
 		cimdRefused(t, e, base+path, "https://docs.example/cb", status, want)
 	}
@@ -108,24 +108,24 @@ func TestCMAttacks(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(doc(base+"html", ""))
 	})
-	cimdRefused(t, e, base+"html", "https://docs.example/cb", http.StatusBadGateway, cimdBadContentType)
-	cimdRefused(t, e, base+"missing", "https://docs.example/cb", http.StatusBadGateway, cimdBadStatus)
+	cimdRefused(t, e, base+"html", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadContentType)
+	cimdRefused(t, e, base+"missing", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadStatus)
 	s.serveJSON(base+"array", []byte(`[1]`))
-	cimdRefused(t, e, base+"array", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidJSON)
+	cimdRefused(t, e, base+"array", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidJSON)
 	s.serveJSON(base+"latin1", []byte("{\"client_id\":\""+base+"latin1\",\"client_name\":\"\xe9\",\"redirect_uris\":[\"https://docs.example/cb\"]}"))
-	cimdRefused(t, e, base+"latin1", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidJSON)
+	cimdRefused(t, e, base+"latin1", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidJSON)
 	s.serveJSON(base+"nameless", []byte(`{"client_id":"`+base+`nameless","redirect_uris":["https://docs.example/cb"]}`))
-	cimdRefused(t, e, base+"nameless", "https://docs.example/cb", http.StatusBadRequest, cimdInvalidDocument)
+	cimdRefused(t, e, base+"nameless", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidDocument)
 	s.serveJSON(base+"js", []byte(`{"client_id":"`+base+`js","client_name":"x","redirect_uris":["javascript:alert(1)"]}`))
-	cimdRefused(t, e, base+"js", "javascript:alert(1)", http.StatusBadRequest, cimdInvalidDocument)
+	cimdRefused(t, e, base+"js", "javascript:alert(1)", http.StatusBadRequest, authserver.CIMDInvalidDocument)
 
 	// CM-05: a URL outside the list, and URLs the gate refuses, are refused
 	// before any connection.
 	before := len(s.dialed())
 	for url, reason := range map[string]string{
-		"https://outside.example/client.json":                 cimdNotListed,
-		"https://claude.ai/oauth/claude-code-client-metadata": cimdNotListed,
-		"https://docs.example/client.json":                    cimdNotListed,
+		"https://outside.example/client.json":                 authserver.CIMDNotListed,
+		"https://claude.ai/oauth/claude-code-client-metadata": authserver.CIMDNotListed,
+		"https://docs.example/client.json":                    authserver.CIMDNotListed,
 		"https://docs.example/a/../client.json":               "cimd_url_dot_segment",
 		"https://docs.example/a/%2e%2E/client":                "cimd_url_dot_segment",
 		"https://docs.example/client.json?x=1":                "cimd_url_query",
@@ -170,7 +170,7 @@ func TestCMSlowLoris(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-never
 	})
-	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, cimdTimeout)
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDTimeout)
 }
 
 // TestCMCachedFailure: failures are never stored. A fetch that fails is
@@ -181,7 +181,7 @@ func TestCMCachedFailure(t *testing.T) {
 	s := newCIMDStandIn(t)
 	clock := newTestClock()
 	e := newTestEnv(t, func(c *Config) {
-		c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/flaky")
+		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/flaky")
 		c.Now = clock.now
 	})
 	url := "https://docs.example/flaky"
@@ -198,7 +198,7 @@ func TestCMCachedFailure(t *testing.T) {
 		w.Write([]byte(body))
 	})
 	set := func(b string) { mu.Lock(); body = b; mu.Unlock() }
-	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, cimdBadStatus)
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadStatus)
 	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://docs.example/cb"]}`)
 	get := func() page {
 		return e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
@@ -211,17 +211,17 @@ func TestCMCachedFailure(t *testing.T) {
 	}
 	clock.advance(2 * time.Hour) // the row is stale
 	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://evil.example/cb"],"client_secret":"x"}`)
-	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, cimdSecret)
+	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDSecret)
 	if got := e.queryString(`SELECT array_to_string(redirect_uris, ' ') FROM oauth_clients WHERE metadata_url = $1`, url); got != "https://docs.example/cb" {
 		t.Errorf("CM-08: an invalid document changed the stored row to %q", got)
 	}
-	cimdRefused(t, e, url, "https://evil.example/cb", http.StatusBadRequest, cimdSecret)
+	cimdRefused(t, e, url, "https://evil.example/cb", http.StatusBadRequest, authserver.CIMDSecret)
 }
 
 // TestCMForbiddenAddresses: a host whose name resolves to loopback, the
 // cloud metadata address or an IPv4-mapped private address is never
 // connected to. The test's resolver maps the name; the production dialer
-// (newCIMDDialer, with its Control hook) does the rest, and the test
+// (authserver.NewCIMDDialer, with its Control hook) does the rest, and the test
 // records every address the Control hook saw and what it answered.
 func TestCMForbiddenAddresses(t *testing.T) {
 	t.Parallel()
@@ -229,7 +229,7 @@ func TestCMForbiddenAddresses(t *testing.T) {
 		var mu sync.Mutex
 		var seen []string
 		var allowed int
-		d := newCIMDDialer()
+		d := authserver.NewCIMDDialer()
 		check := d.Control
 		d.Control = func(network, address string, c syscall.RawConn) error {
 			err := check(network, address, c)
@@ -245,12 +245,12 @@ func TestCMForbiddenAddresses(t *testing.T) {
 			_, port, _ := net.SplitHostPort(addr)
 			return d.DialContext(ctx, network, net.JoinHostPort(ip, port)) // "DNS": docs.example → ip
 		}
-		cimd, err := newCIMD([]string{"https://docs.example/client.json"}, dial, nil, cimdFetchTimeout)
+		cimd, err := authserver.NewCIMDWithTimeout([]string{"https://docs.example/client.json"}, dial, nil, authserver.CIMDFetchTimeout)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
-		cimdRefused(t, e, "https://docs.example/client.json", "https://docs.example/cb", http.StatusBadGateway, cimdForbiddenAddr)
+		cimdRefused(t, e, "https://docs.example/client.json", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDForbiddenAddr)
 		mu.Lock()
 		if len(seen) == 0 || allowed != 0 {
 			t.Errorf("CM-07 %s: the Control hook saw %v and allowed %d", ip, seen, allowed)
@@ -267,7 +267,7 @@ func TestCMFlood(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const listed = "https://docs.example/client.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, listed) })
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
 	s.serveJSON(listed, []byte(`{"client_id":"`+listed+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`))
 	const n = 40
 	statuses := make(chan int, n+1)
@@ -304,12 +304,11 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	noRoute := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
 	}
-	cimd, err := newCIMD([]string{url}, noRoute, nil, cimdFetchTimeout)
+	cimd, err := authserver.NewCIMDWithTimeout([]string{url}, noRoute, nil, authserver.CIMDFetchTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cimd.perURL = web.NewRateLimiter(cimdURLRate, 1) // one fetch, then 429 (the clock stands still)
-	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd }) // the clock stands still: the URL's budget never refills
 	page := func(wantStatus int) (string, http.Header) {
 		t.Helper()
 		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, "http://127.0.0.1:4567/callback").authorizeQuery("memory:read").Encode())
@@ -321,7 +320,10 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	admin := []string{"Application not recognised", "let the server reach https://claude.ai",
 		"remove " + url + " from HEYAIRA_CIMD_CLIENTS so that the application registers itself instead"}
 
-	body, _ := page(http.StatusBadGateway)
+	var body string
+	for range authserver.CIMDURLBurst { // each fetch of the URL's budget fails
+		body, _ = page(http.StatusBadGateway)
+	}
 	for _, want := range append(admin, "could not fetch this application's description from claude.ai (reason: cimd_fetch_failed)",
 		"Starting again will not help until then") {
 		if !strings.Contains(body, want) {
@@ -351,7 +353,7 @@ func TestCIMDRefusedDocumentPage(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	e := newTestEnv(t, func(c *Config) {
-		c.CIMD = s.resolver(t, cimdFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
+		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
 	})
 	s.serveJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
 	for url, want := range map[string]struct {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"heyaira/server/authserver"
 )
 
 // BenchmarkCIMDAuthorizeUnderJunk measures an honest /oauth/authorize of a
@@ -22,7 +24,7 @@ func BenchmarkCIMDAuthorizeUnderJunk(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := newCIMDStandIn(b)
 			const known = "https://claude.ai/oauth/claude-code-client-metadata"
-			e := newTestEnv(b, trustLoopback, func(c *Config) { c.CIMD = s.resolver(b, cimdFetchTimeout, known) })
+			e := newTestEnv(b, trustLoopback, func(c *Config) { c.CIMD = s.resolver(b, authserver.CIMDFetchTimeout, known) })
 			const redirect = "http://127.0.0.1:53682/callback"
 			if st := authorizeStatus(context.Background(), e, known, redirect, "198.51.100.60"); st != http.StatusSeeOther {
 				b.Fatalf("the first authorization of the known client: %d", st)

@@ -16,10 +16,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"heyaira/server/authserver"
 )
 
 // The documents' real hosts, served by one local TLS stand-in. The
-// production fetcher reaches it through a test dialer (passed to newCIMD)
+// production fetcher reaches it through a test dialer (passed to authserver.NewCIMDWithTimeout)
 // that sends every connection to the stand-in and records the address
 // asked for; the address check that dialer skips is tested on its own
 // (cimd_fetch_test.go).
@@ -132,9 +134,9 @@ func (s *cimdStandIn) dial(ctx context.Context, network, addr string) (net.Conn,
 
 // resolver returns a CIMD for the listed client-ID URLs that fetches
 // through the stand-in.
-func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, urls ...string) *CIMD {
+func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, urls ...string) *authserver.CIMD {
 	t.Helper()
-	c, err := newCIMD(urls, s.dial, s.roots, timeout)
+	c, err := authserver.NewCIMDWithTimeout(urls, s.dial, s.roots, timeout)
 	if err != nil || c == nil {
 		t.Fatalf("newCIMD(%v): %v, %v", urls, c, err)
 	}

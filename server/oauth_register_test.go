@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"heyaira/server/authserver"
 )
 
 // TestOA03RegisterRedirectURIs: the scheme check is an allowlist; a bad URI
@@ -122,8 +124,8 @@ func TestOA17RegisterAbuse(t *testing.T) {
 			t.Errorf("unexpected %d %s", r.status, r.raw)
 		}
 	}
-	if created != registerPerIPBurst || limited == 0 {
-		t.Errorf("created %d, limited %d: want %d created", created, limited, registerPerIPBurst)
+	if created != authserver.RegisterPerIPBurst || limited == 0 {
+		t.Errorf("created %d, limited %d: want %d created", created, limited, authserver.RegisterPerIPBurst)
 	}
 	if n := e.countRows("oauth_clients"); n != created {
 		t.Errorf("%d client rows, want %d", n, created)

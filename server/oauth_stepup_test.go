@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"heyaira/server/authserver"
 	"heyaira/store"
 )
 
@@ -103,20 +104,20 @@ func TestStepUpChoice(t *testing.T) {
 	all := []store.Project{a, b, c}
 	req := []string{"memory:read", "documents:read"}
 	// No grant: the ordinary page, every project.
-	if s, p := stepUp(all, map[string][]string{}, req); s != nil || len(p) != 3 {
+	if s, p := authserver.StepUp(all, map[string][]string{}, req); s != nil || len(p) != 3 {
 		t.Errorf("no grant: %+v %v", s, p)
 	}
 	// The grant covers the request: the ordinary page.
-	if s, _ := stepUp(all, map[string][]string{"a": {"documents:read", "memory:read"}}, req); s != nil {
+	if s, _ := authserver.StepUp(all, map[string][]string{"a": {"documents:read", "memory:read"}}, req); s != nil {
 		t.Errorf("covered: %+v", s)
 	}
 	// One grant lacks documents:read: that project, named.
-	s, p := stepUp(all, map[string][]string{"a": {"memory:read"}}, req)
+	s, p := authserver.StepUp(all, map[string][]string{"a": {"memory:read"}}, req)
 	if s == nil || !s.Documents || s.Project != "A" || len(s.Others) != 0 || len(p) != 1 || p[0].ID != "a" {
 		t.Errorf("one lacking: %+v %v", s, p)
 	}
 	// Two lack something: both offered, none named, every new scope listed.
-	s, p = stepUp(all, map[string][]string{"a": {"memory:read"}, "b": {"documents:read"}}, req)
+	s, p = authserver.StepUp(all, map[string][]string{"a": {"memory:read"}, "b": {"documents:read"}}, req)
 	if s == nil || !s.Documents || s.Project != "" || len(s.Others) != 1 || len(p) != 2 {
 		t.Errorf("two lacking: %+v %v", s, p)
 	}

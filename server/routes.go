@@ -6,6 +6,7 @@ import (
 
 	"heyaira/cursor"
 	"heyaira/github"
+	"heyaira/server/authserver"
 	"heyaira/server/internal/web"
 	"heyaira/server/metrics"
 	"heyaira/store"
@@ -36,19 +37,20 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 
 	// OAuth authorization server (docs/design.md §8, docs/oauth.md). No bearer:
 	// these routes are how a client gets one. Pages use the session cookie.
-	registrations := newRegistrationLimiter()
-	mux.Handle("GET /.well-known/oauth-authorization-server", handleAuthServerMetadata(cfg))
-	mux.Handle("OPTIONS /.well-known/oauth-authorization-server", handleAuthServerMetadata(cfg))
-	mux.Handle("POST /oauth/register", handleRegister(logger, cfg, st, registrations))
-	mux.Handle("OPTIONS /oauth/register", handleOAuthPreflight())
-	mux.Handle("GET /oauth/authorize", handleAuthorize(logger, cfg, st))
-	mux.Handle("POST /oauth/authorize", handleConsent(logger, cfg, st))
-	mux.Handle("POST /oauth/token", handleToken(logger, cfg, st))
-	mux.Handle("OPTIONS /oauth/token", handleOAuthPreflight())
-	mux.Handle("POST /oauth/revoke", handleRevoke(logger, cfg, st))
-	mux.Handle("OPTIONS /oauth/revoke", handleOAuthPreflight())
-	mux.Handle("GET /signin", handleSigninPage(logger, cfg, st))
-	mux.Handle("POST /signin", handleSignin(logger, cfg, st))
+	as := &authserver.Config{PublicURL: cfg.PublicURL, Now: cfg.Now, CIMD: cfg.CIMD, Secrets: cfg.secrets}
+	registrations := authserver.NewRegistrationLimiter()
+	mux.Handle("GET /.well-known/oauth-authorization-server", authserver.HandleMetadata(as))
+	mux.Handle("OPTIONS /.well-known/oauth-authorization-server", authserver.HandleMetadata(as))
+	mux.Handle("POST /oauth/register", authserver.HandleRegister(logger, as, st, registrations))
+	mux.Handle("OPTIONS /oauth/register", authserver.HandleOAuthPreflight())
+	mux.Handle("GET /oauth/authorize", authserver.HandleAuthorize(logger, as, st))
+	mux.Handle("POST /oauth/authorize", authserver.HandleConsent(logger, as, st))
+	mux.Handle("POST /oauth/token", authserver.HandleToken(logger, as, st))
+	mux.Handle("OPTIONS /oauth/token", authserver.HandleOAuthPreflight())
+	mux.Handle("POST /oauth/revoke", authserver.HandleRevoke(logger, as, st))
+	mux.Handle("OPTIONS /oauth/revoke", authserver.HandleOAuthPreflight())
+	mux.Handle("GET /signin", authserver.HandleSigninPage(logger, as, st))
+	mux.Handle("POST /signin", authserver.HandleSignin(logger, as, st))
 
 	if st != nil {
 		cfg.Metrics.WatchRuntime(st.SQL(), flights.inFlight)

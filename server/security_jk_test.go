@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/authserver"
 )
 
 func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const listed = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, listed) })
+	e, wc := newCountedEnv(t, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
 	tn := e.newTenant("o", "r")
 	c := e.register("http://127.0.0.1/cb")
 	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
@@ -70,7 +71,7 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 		}, http.StatusBadRequest, "Invalid sign-in link"},
 		{"JK-05 session cookie at GET /signin", func() (int, string) {
 			req, _ := http.NewRequest("GET", e.srv.URL+"/signin", nil)
-			req.AddCookie(&http.Cookie{Name: cookieSession, Value: madeUp(link, oauth.PrefixSession)})
+			req.AddCookie(&http.Cookie{Name: authserver.CookieSession, Value: madeUp(link, oauth.PrefixSession)})
 			p := b.do(req)
 			return p.status, pageTitle(p.body)
 		}, http.StatusOK, "Sign in"},

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/authserver"
 	"heyaira/server/internal/web"
 	"heyaira/store/storetest"
 )
@@ -180,14 +181,14 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 // Row VC-04 (review N1): a listed client whose document is stored
 // refetches from a budget of its own, and while its refetch fails for a
 // reason that may pass (here the host's 503) its stored document is served
-// for up to cimdStaleFor past its freshness; after that, and for a document
+// for up to authserver.CIMDStaleFor past its freshness; after that, and for a document
 // its host no longer serves (404), the user gets the error page. Made-up
 // URLs on the same host, however many, are refused unfetched (VC-07).
 func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	legit := "https://docs.example/client.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, legit) })
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, legit) })
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
 	sent := 0
@@ -217,13 +218,13 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 			t.Fatalf("authorization %d during the host's outage: %d %s", i, p.status, p.body)
 		}
 	}
-	if n := s.fetches(legit) - before; n < 1 || n > cimdURLBurst {
-		t.Errorf("%d refetches during the outage, want 1 to %d", n, cimdURLBurst)
+	if n := s.fetches(legit) - before; n < 1 || n > authserver.CIMDURLBurst {
+		t.Errorf("%d refetches during the outage, want 1 to %d", n, authserver.CIMDURLBurst)
 	}
 	if !strings.Contains(e.logs.String(), `"cimd":"stale"`) {
 		t.Error("the access log does not say the document was served stale")
 	}
-	e.clock.advance(cimdStaleFor + time.Hour)
+	e.clock.advance(authserver.CIMDStaleFor + time.Hour)
 	if p := get(legit); p.status != http.StatusBadGateway {
 		t.Errorf("a day past its freshness, with the host still failing: %d, want 502", p.status)
 	}
@@ -250,7 +251,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, honest) })
+	e, wc := newCountedEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u, xff string) page {
 		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
 	}
@@ -262,7 +263,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 		t.Errorf("100 unlisted URLs: %v, %d statements, %d fetches; want 100 × 400, none, none", got, n, s.totalFetches())
 	}
 	p := get("https://claude.ai/junk/x", "198.51.100.20")
-	if body := html.UnescapeString(p.body); !strings.Contains(body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(body, cimdNotListed) {
+	if body := html.UnescapeString(p.body); !strings.Contains(body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(body, authserver.CIMDNotListed) {
 		t.Errorf("the unlisted URL's page does not name the setting to add: %s", p.body)
 	}
 	if p := get(honest, "2001:db8:7:1::99"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
@@ -331,15 +332,15 @@ func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, trustLoopback)
 	created := statuses(110, func(i int) int { return registerFrom(e, v6("2001:db8:1:1::", i)) })
-	if created[http.StatusCreated] != registerPerIPBurst {
-		t.Errorf("registrations from one /64: %v, want %d created", created, registerPerIPBurst)
+	if created[http.StatusCreated] != authserver.RegisterPerIPBurst {
+		t.Errorf("registrations from one /64: %v, want %d created", created, authserver.RegisterPerIPBurst)
 	}
 	// One /48, many /64s: its share of the server-wide budget.
-	wide := statuses(registerWideBurst+10, func(i int) int {
+	wide := statuses(authserver.RegisterWideBurst+10, func(i int) int {
 		return registerFrom(e, v6("2001:db8:3:"+strconv.FormatInt(int64(i), 16)+"::", 1))
 	})
-	if wide[http.StatusCreated] != registerWideBurst {
-		t.Errorf("registrations from %d /64s of one /48: %v, want %d created", registerWideBurst+10, wide, registerWideBurst)
+	if wide[http.StatusCreated] != authserver.RegisterWideBurst {
+		t.Errorf("registrations from %d /64s of one /48: %v, want %d created", authserver.RegisterWideBurst+10, wide, authserver.RegisterWideBurst)
 	}
 	for _, honest := range []string{"198.51.100.99", "2001:db8:9::1"} {
 		if s := registerFrom(e, honest); s != http.StatusCreated {
@@ -438,7 +439,7 @@ func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const honest = "https://vscode.dev/oauth/client-metadata.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, cimdFetchTimeout, honest) })
+	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u string) int {
 		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").status
 	}
@@ -447,13 +448,13 @@ func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 		wg.Go(func() { get("https://vscode.dev/busy/" + strconv.Itoa(i)) })
 	}
 	wg.Wait()
-	for i := range cimdURLBurst {
-		e.clock.advance(cimdStaleFor) // each authorization finds the document stale
+	for i := range authserver.CIMDURLBurst {
+		e.clock.advance(authserver.CIMDStaleFor) // each authorization finds the document stale
 		if status := get(honest); status != http.StatusSeeOther {
 			t.Fatalf("the listed URL, time %d, after unlisted ones: %d", i+1, status)
 		}
 	}
-	if n := s.fetches(honest); n != cimdURLBurst {
-		t.Errorf("the listed URL fetched %d times, want %d (its own budget, untouched by the others)", n, cimdURLBurst)
+	if n := s.fetches(honest); n != authserver.CIMDURLBurst {
+		t.Errorf("the listed URL fetched %d times, want %d (its own budget, untouched by the others)", n, authserver.CIMDURLBurst)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"heyaira/cursor"
 	"heyaira/github"
 	"heyaira/oauth"
+	"heyaira/server/authserver"
 	"heyaira/server/internal/web"
 	"heyaira/server/metrics"
 	"heyaira/store"
@@ -81,8 +82,8 @@ type Config struct {
 	// says that the main listener is private.
 	MetricsOnMain bool
 	// CIMD accepts client ID metadata document URLs as client ids (see
-	// NewCIMD); nil, the default, means off.
-	CIMD *CIMD
+	// authserver.NewCIMD); nil, the default, means off.
+	CIMD *authserver.CIMD
 
 	// secrets mints and recognises every secret the server issues; NewServer
 	// derives its keys from the cursor key file (oauth/minted.go).
@@ -140,3 +141,7 @@ var (
 	ParseTrustedProxies = web.ParseTrustedProxies
 	TrustedRanges       = web.TrustedRanges
 )
+
+// NewCIMD returns the resolver of client ID metadata documents for the
+// listed URLs (authserver.NewCIMD), for Config.CIMD.
+var NewCIMD = authserver.NewCIMD

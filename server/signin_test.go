@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server/authserver"
 )
 
 // TestOA18SigninLink: GET never redeems; POST redeems once; expired links
@@ -148,14 +149,14 @@ func TestSigninContinuesToPendingRequest(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"//evil.example/x", "https://evil.example/", "/oauth/authorizeX?a", "/signin?x", "/oauth/authorize?a#b",
 		"/oauth/authorize?a\\b", "/oauth/authorize?\r\nSet-Cookie:x"} {
-		if _, ok := pendingTarget(pendingValue(v)); ok {
+		if _, ok := authserver.PendingTarget(authserver.PendingValue(v)); ok {
 			t.Errorf("pending target %q accepted", v)
 		}
 	}
-	if got, ok := pendingTarget(pendingValue("/oauth/authorize?client_id=x")); !ok || got != "/oauth/authorize?client_id=x" {
+	if got, ok := authserver.PendingTarget(authserver.PendingValue("/oauth/authorize?client_id=x")); !ok || got != "/oauth/authorize?client_id=x" {
 		t.Errorf("genuine target refused")
 	}
-	if _, ok := pendingTarget("not base64!"); ok {
+	if _, ok := authserver.PendingTarget("not base64!"); ok {
 		t.Error("garbage accepted")
 	}
 }

@@ -153,3 +153,18 @@ func Quote(s string) string {
 
 // MaxQuoted bounds a name echoed in an error.
 const MaxQuoted = 64
+
+// PublicDocument serves a fixed JSON document that browser-based clients
+// may read from any origin.
+func PublicDocument(doc any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Headers", "MCP-Protocol-Version, Content-Type")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		WriteJSON(w, http.StatusOK, doc)
+	})
+}

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"bytes"
@@ -19,10 +19,10 @@ import (
 
 const (
 	// Lifetimes of the authorization server's secrets (docs/oauth.md).
-	codeTTL          = 10 * time.Minute    // OAuth 2.1 §4.1.2: at most 10 minutes
-	accessTTL        = time.Hour           // docs/design.md §8
-	refreshFamilyTTL = 30 * 24 * time.Hour // absolute: rotation never extends it
-	requestTTL       = 15 * time.Minute    // a consent page left open longer must be restarted
+	CodeTTL          = 10 * time.Minute    // OAuth 2.1 §4.1.2: at most 10 minutes
+	AccessTTL        = time.Hour           // docs/design.md §8
+	RefreshFamilyTTL = 30 * 24 * time.Hour // absolute: rotation never extends it
+	RequestTTL       = 15 * time.Minute    // a consent page left open longer must be restarted
 	pendingTTL       = 15 * time.Minute    // the sign-in link's own lifetime
 
 	// Body bounds.
@@ -32,9 +32,9 @@ const (
 	maxPendingURI   = 3000
 
 	// Cookie base names; cookieName adds the __Host- prefix on https.
-	cookieSession    = "heyaira_session"
-	cookieSigninCSRF = "heyaira_signin_csrf"
-	cookiePending    = "heyaira_pending"
+	CookieSession    = "heyaira_session"
+	CookieSigninCSRF = "heyaira_signin_csrf"
+	CookiePending    = "heyaira_pending"
 
 	// Labels that keep the MAC-derived tokens of different uses apart.
 	labelConsentCSRF = "heyaira consent csrf v1"
@@ -78,13 +78,16 @@ func readCookie(r *http.Request, cfg *Config, base string) string {
 // currentSession returns the browser's session secret and session, ok=false
 // when there is none (or it expired), or a store error.
 func currentSession(r *http.Request, cfg *Config, st *store.DB) (string, store.Session, bool, error) {
-	tok := readCookie(r, cfg, cookieSession)
-	if !cfg.secrets.Valid(tok, oauth.PrefixSession, cfg.Now()) {
+	tok := readCookie(r, cfg, CookieSession)
+	if !cfg.Secrets.Valid(tok, oauth.PrefixSession, cfg.Now()) {
 		return "", store.Session{}, false, nil
 	}
 	s, err := st.Session(r.Context(), oauth.Hash(tok))
 	if err != nil {
-		return "", store.Session{}, false, notFound(err, nil) // not found: no session
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil // no session
+		}
+		return "", store.Session{}, false, err
 	}
 	return tok, s, true, nil
 }
@@ -151,8 +154,8 @@ func withOAuthCORS(next http.Handler) http.Handler {
 	})
 }
 
-// handleOAuthPreflight answers CORS preflights for the JSON endpoints.
-func handleOAuthPreflight() http.Handler {
+// HandleOAuthPreflight answers CORS preflights for the JSON endpoints.
+func HandleOAuthPreflight() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
@@ -242,14 +245,14 @@ func canonicalResource(cfg *Config, s string) (string, bool) {
 	return "", false
 }
 
-// pendingValue and pendingTarget carry an authorization request's URL
+// PendingValue and PendingTarget carry an authorization request's URL
 // through sign-in in a cookie. The target is only ever a path on this
 // server under /oauth/authorize, so the cookie cannot make an open redirect.
-func pendingValue(requestURI string) string {
+func PendingValue(requestURI string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(requestURI))
 }
 
-func pendingTarget(v string) (string, bool) {
+func PendingTarget(v string) (string, bool) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(v)
 	if err != nil {
 		return "", false

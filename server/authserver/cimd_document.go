@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"encoding/json"
@@ -15,11 +15,11 @@ import (
 // on the error page and logged as the request's code; none quotes the
 // document.
 const (
-	cimdInvalidJSON      = "cimd_invalid_json"
-	cimdClientIDMismatch = "cimd_client_id_mismatch"
-	cimdSecret           = "cimd_secret_in_document"
-	cimdAuthMethod       = "cimd_auth_method_unsupported"
-	cimdInvalidDocument  = "cimd_invalid_document"
+	CIMDInvalidJSON      = "cimd_invalid_json"
+	CIMDClientIDMismatch = "cimd_client_id_mismatch"
+	CIMDSecret           = "cimd_secret_in_document"
+	CIMDAuthMethod       = "cimd_auth_method_unsupported"
+	CIMDInvalidDocument  = "cimd_invalid_document"
 )
 
 // privateJWKMembers are the members of a private or symmetric JSON Web Key
@@ -34,30 +34,30 @@ var privateJWKMembers = []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 // types are ignored (VS Code lists device_code, claude.ai jwt-bearer).
 func parseCIMDocument(url string, body []byte) (store.Client, string) {
 	if !utf8.Valid(body) || web.CheckJSON(body) != nil {
-		return store.Client{}, cimdInvalidJSON
+		return store.Client{}, CIMDInvalidJSON
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return store.Client{}, cimdInvalidJSON
+		return store.Client{}, CIMDInvalidJSON
 	}
 	if hasSecret(raw) {
-		return store.Client{}, cimdSecret
+		return store.Client{}, CIMDSecret
 	}
 	var id, method string
 	var doc store.Client
 	var uris, grants, responses []string
 	if !metadataFields(raw, map[string]any{"client_id": &id, "client_name": &doc.Name, "redirect_uris": &uris,
 		"grant_types": &grants, "response_types": &responses, "token_endpoint_auth_method": &method}) {
-		return store.Client{}, cimdInvalidDocument
+		return store.Client{}, CIMDInvalidDocument
 	}
 	if id != url {
-		return store.Client{}, cimdClientIDMismatch
+		return store.Client{}, CIMDClientIDMismatch
 	}
 	if method != "" && method != "none" {
-		return store.Client{}, cimdAuthMethod
+		return store.Client{}, CIMDAuthMethod
 	}
 	if responses != nil && !slices.Contains(responses, "code") {
-		return store.Client{}, cimdInvalidDocument
+		return store.Client{}, CIMDInvalidDocument
 	}
 	if len(grants) == 0 {
 		grants = []string{"authorization_code", "refresh_token"} // as for registration
@@ -68,14 +68,14 @@ func parseCIMDocument(url string, body []byte) (store.Client, string) {
 		}
 	}
 	if !slices.Contains(doc.GrantTypes, "authorization_code") || len(doc.Name) > maxClientName {
-		return store.Client{}, cimdInvalidDocument
+		return store.Client{}, CIMDInvalidDocument
 	}
 	if doc.Name = oauth.CleanName(doc.Name); doc.Name == "" {
-		return store.Client{}, cimdInvalidDocument
+		return store.Client{}, CIMDInvalidDocument
 	}
 	var oerr *oauth.Error
 	if doc.RedirectURIs, oerr = keepRedirectURIs(uris); oerr != nil {
-		return store.Client{}, cimdInvalidDocument
+		return store.Client{}, CIMDInvalidDocument
 	}
 	return doc, ""
 }

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"errors"
@@ -10,14 +10,14 @@ import (
 	"heyaira/store"
 )
 
-// handleSigninPage serves GET /signin. With ?token= (a one-time link from
+// HandleSigninPage serves GET /signin. With ?token= (a one-time link from
 // `heyaira-admin signin-link`) it says whose link it is (principal and
 // account) and, if the browser is signed in as someone else, that too; it
 // shows a button and changes nothing, so a mail scanner or link preview
 // that fetches the link cannot use it up. It sets a random CSRF cookie; the
 // form carries an HMAC of the link under it. Without a token it says how to
 // sign in, or that the browser is signed in.
-func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := oauth.ParseForm(r.URL.RawQuery)
 		if err != nil {
@@ -35,7 +35,7 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 				writePage(w, http.StatusOK, oauth.SignedInPage{Principal: sess.PrincipalName}.Render)
 				return
 			}
-			_, pending := pendingTarget(readCookie(r, cfg, cookiePending))
+			_, pending := PendingTarget(readCookie(r, cfg, CookiePending))
 			writePage(w, http.StatusOK, oauth.SigninPromptPage{Pending: pending}.Render)
 			return
 		}
@@ -44,7 +44,7 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 			return
 		}
 		csrf := oauth.NewSecret(oauth.PrefixCSRF)
-		setCookie(w, cfg, cookieSigninCSRF, csrf, pendingTTL)
+		setCookie(w, cfg, CookieSigninCSRF, csrf, pendingTTL)
 		writePage(w, http.StatusOK, oauth.SigninPage{Action: "/signin", Token: token,
 			CSRF: oauth.MAC(csrf, labelSigninCSRF, token), Principal: owner.PrincipalName,
 			Account: owner.AccountName, SignedIn: other}.Render)
@@ -56,7 +56,7 @@ func handleSigninPage(logger *slog.Logger, cfg *Config, st *store.DB) http.Handl
 // unusable link or a store error gets its page here, and ok=false.
 func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, st *store.DB,
 	token string) (owner store.SigninLinkOwner, other string, ok bool) {
-	if !cfg.secrets.Valid(token, oauth.PrefixSignin, cfg.Now()) {
+	if !cfg.Secrets.Valid(token, oauth.PrefixSignin, cfg.Now()) {
 		writeMessage(w, http.StatusBadRequest, "Invalid sign-in link", "This sign-in link is not valid. Ask for a new one.")
 		return owner, "", false
 	}
@@ -80,7 +80,7 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 	return owner, other, true
 }
 
-// handleSignin serves POST /signin: it redeems the link once and starts a
+// HandleSignin serves POST /signin: it redeems the link once and starts a
 // browser session. The CSRF check defeats login CSRF: a page elsewhere
 // cannot post the attacker's own link from the victim's browser, because it
 // can neither read nor set the victim's CSRF cookie (__Host- on https). If
@@ -91,7 +91,7 @@ func signinParties(w http.ResponseWriter, r *http.Request, logger *slog.Logger, 
 // usable. Any session cookie the browser already had is revoked and
 // replaced by a new random one (no fixation). The answer is a 303 to the
 // authorization request that sent the browser here, if any, else /signin.
-func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
 		if err != nil {
@@ -103,7 +103,7 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		token := form.Get("token")
-		cookie := readCookie(r, cfg, cookieSigninCSRF)
+		cookie := readCookie(r, cfg, CookieSigninCSRF)
 		if !oauth.WellFormedSecret(cookie, oauth.PrefixCSRF) ||
 			!oauth.Equal(form.Get("csrf"), oauth.MAC(cookie, labelSigninCSRF, token)) {
 			web.AddLog(r.Context(), slog.String("code", "csrf_invalid"))
@@ -121,10 +121,10 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		var old []byte
-		if prev := readCookie(r, cfg, cookieSession); cfg.secrets.Valid(prev, oauth.PrefixSession, cfg.Now()) {
+		if prev := readCookie(r, cfg, CookieSession); cfg.Secrets.Valid(prev, oauth.PrefixSession, cfg.Now()) {
 			old = oauth.Hash(prev)
 		}
-		session := cfg.secrets.Mint(oauth.PrefixSession, cfg.Now().Add(store.SessionTTL))
+		session := cfg.Secrets.Mint(oauth.PrefixSession, cfg.Now().Add(store.SessionTTL))
 		sess, err := st.RedeemSigninLink(r.Context(), oauth.Hash(token), oauth.Hash(session), old)
 		if errors.Is(err, store.ErrNotFound) {
 			linkNotValid(w, r)
@@ -135,12 +135,12 @@ func handleSignin(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		web.AddLog(r.Context(), slog.String("principal", store.ActorPrincipal(sess.PrincipalID)), slog.String("code", "ok"))
-		setCookie(w, cfg, cookieSession, session, store.SessionTTL)
-		clearCookie(w, cfg, cookieSigninCSRF)
+		setCookie(w, cfg, CookieSession, session, store.SessionTTL)
+		clearCookie(w, cfg, CookieSigninCSRF)
 		next := "/signin"
-		if target, ok := pendingTarget(readCookie(r, cfg, cookiePending)); ok {
+		if target, ok := PendingTarget(readCookie(r, cfg, CookiePending)); ok {
 			next = target
-			clearCookie(w, cfg, cookiePending)
+			clearCookie(w, cfg, CookiePending)
 		}
 		redirect303(w, next)
 	})

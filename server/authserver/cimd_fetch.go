@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"context"
@@ -23,22 +23,22 @@ import (
 
 const (
 	cimdMaxBody         = 5 * 1024 // the draft's recommended maximum (§6.6)
-	cimdFetchTimeout    = 10 * time.Second
+	CIMDFetchTimeout    = 10 * time.Second
 	cimdResponseTimeout = 5 * time.Second
 	cimdMaxHeaderBytes  = 16 << 10
 	cimdUserAgent       = "HeyAira-CIMD/1"
 
 	// Stable reasons a fetch fails, as for cimd_document.go.
-	cimdRedirect       = "cimd_redirect_refused"
-	cimdTooLarge       = "cimd_document_too_large"
-	cimdTimeout        = "cimd_fetch_timeout"
-	cimdForbiddenAddr  = "cimd_address_forbidden"
-	cimdBadStatus      = "cimd_fetch_status"
-	cimdBadContentType = "cimd_content_type"
-	cimdFetchFailed    = "cimd_fetch_failed"
-	cimdRateLimited    = "cimd_rate_limited"
-	cimdStoreFailed    = "cimd_unavailable"
-	cimdNotListed      = "cimd_client_not_listed"
+	CIMDRedirect       = "cimd_redirect_refused"
+	CIMDTooLarge       = "cimd_document_too_large"
+	CIMDTimeout        = "cimd_fetch_timeout"
+	CIMDForbiddenAddr  = "cimd_address_forbidden"
+	CIMDBadStatus      = "cimd_fetch_status"
+	CIMDBadContentType = "cimd_content_type"
+	CIMDFetchFailed    = "cimd_fetch_failed"
+	CIMDRateLimited    = "cimd_rate_limited"
+	CIMDStoreFailed    = "cimd_unavailable"
+	CIMDNotListed      = "cimd_client_not_listed"
 )
 
 var (
@@ -91,9 +91,9 @@ func checkDialAddr(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// newCIMDDialer is the production dialer: name resolution by the system,
+// NewCIMDDialer is the production dialer: name resolution by the system,
 // every connected address checked by checkDialAddr.
-func newCIMDDialer() *net.Dialer {
+func NewCIMDDialer() *net.Dialer {
 	return &net.Dialer{Timeout: cimdResponseTimeout, Control: checkDialAddr}
 }
 
@@ -103,7 +103,7 @@ func newCIMDDialer() *net.Dialer {
 // whole exchange, body included.
 func newCIMDHTTPClient(dial dialFunc, roots *x509.CertPool, timeout time.Duration) *http.Client {
 	if dial == nil {
-		dial = newCIMDDialer().DialContext
+		dial = NewCIMDDialer().DialContext
 	}
 	return &http.Client{
 		Transport: &http.Transport{
@@ -132,9 +132,9 @@ type fetched struct {
 // later: no answer in time, no connection, or a 5xx or 429 from the host.
 func (f fetched) transient(reason string) bool {
 	switch reason {
-	case cimdTimeout, cimdFetchFailed:
+	case CIMDTimeout, CIMDFetchFailed:
 		return true
-	case cimdBadStatus:
+	case CIMDBadStatus:
 		return f.status >= 500 || f.status == http.StatusTooManyRequests
 	}
 	return false
@@ -144,7 +144,7 @@ func (f fetched) transient(reason string) bool {
 func fetchCIMDocument(ctx context.Context, c *http.Client, url string) (fetched, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fetched{}, cimdFetchFailed
+		return fetched{}, CIMDFetchFailed
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", cimdUserAgent)
@@ -154,21 +154,21 @@ func fetchCIMDocument(ctx context.Context, c *http.Client, url string) (fetched,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fetched{status: resp.StatusCode}, cimdBadStatus
+		return fetched{status: resp.StatusCode}, CIMDBadStatus
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || !(mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-		return fetched{}, cimdBadContentType
+		return fetched{}, CIMDBadContentType
 	}
 	if resp.ContentLength > cimdMaxBody {
-		return fetched{}, cimdTooLarge
+		return fetched{}, CIMDTooLarge
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, cimdMaxBody+1))
 	if err != nil {
 		return fetched{}, fetchErrorReason(err)
 	}
 	if len(body) > cimdMaxBody {
-		return fetched{}, cimdTooLarge
+		return fetched{}, CIMDTooLarge
 	}
 	return fetched{body: body, cacheControl: resp.Header.Get("Cache-Control")}, ""
 }
@@ -177,13 +177,13 @@ func fetchErrorReason(err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, errRedirectRefused):
-		return cimdRedirect
+		return CIMDRedirect
 	case errors.Is(err, errForbiddenAddr):
-		return cimdForbiddenAddr
+		return CIMDForbiddenAddr
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return cimdTimeout
+		return CIMDTimeout
 	}
-	return cimdFetchFailed
+	return CIMDFetchFailed
 }
 
 // Cache bounds (docs/oauth.md): a document is re-fetched after its

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"heyaira/store"
 )
 
-// handleAuthorize serves GET /oauth/authorize (RFC 6749 §4.1.1 with PKCE).
+// HandleAuthorize serves GET /oauth/authorize (RFC 6749 §4.1.1 with PKCE).
 //
 // Check order: the client and redirect URI first; until both are valid,
 // every error is a 400 page with no Location header, so the endpoint never
@@ -26,7 +26,7 @@ import (
 // the browser must have a session (else it signs in and comes back); then
 // the request is stored server-side and the consent page shown. Nothing is
 // granted on a GET.
-func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := oauth.ParseForm(r.URL.RawQuery)
 		if err != nil {
@@ -82,7 +82,7 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 		if !ok {
 			// The browser comes back to this very URL after sign-in.
 			if uri := r.URL.RequestURI(); len(uri) <= maxPendingURI {
-				setCookie(w, cfg, cookiePending, pendingValue(uri), pendingTTL)
+				setCookie(w, cfg, CookiePending, PendingValue(uri), pendingTTL)
 			}
 			redirect303(w, "/signin")
 			return
@@ -103,12 +103,12 @@ func handleAuthorize(logger *slog.Logger, cfg *Config, st *store.DB) http.Handle
 			unavailable(w, r, logger, "grant lookup failed", err)
 			return
 		}
-		more, projects := stepUp(projects, grants, scopes)
-		handle := cfg.secrets.Mint(oauth.PrefixRequest, cfg.Now().Add(requestTTL))
+		more, projects := StepUp(projects, grants, scopes)
+		handle := cfg.Secrets.Mint(oauth.PrefixRequest, cfg.Now().Add(RequestTTL))
 		err = st.CreateAuthRequest(r.Context(), requestHash(sessTok, handle), store.AuthRequest{
 			ClientID: client.ID, RedirectURI: redirectURI, RedirectURISent: q.Get("redirect_uri") != "",
 			CodeChallenge: challenge, Scopes: scopes,
-			Resource: resource, State: state, ExpiresAt: cfg.Now().Add(requestTTL),
+			Resource: resource, State: state, ExpiresAt: cfg.Now().Add(RequestTTL),
 			PrincipalID: sess.PrincipalID, Now: cfg.Now(),
 		})
 		if errors.Is(err, store.ErrQuotaExceeded) {
@@ -195,11 +195,11 @@ func requestHash(sessionToken, handle string) []byte {
 	return oauth.Hash(oauth.MAC(sessionToken, labelRequest, handle))
 }
 
-// stepUp tells a step-up from a first request. When a project the client
+// StepUp tells a step-up from a first request. When a project the client
 // holds a grant on (grants: by project) lacks a requested scope, it returns
 // what is new and narrows the choice to those projects, the grant the
 // client comes back to widen; otherwise nil and the projects unchanged.
-func stepUp(projects []store.Project, grants map[string][]string, requested []string) (*oauth.StepUp, []store.Project) {
+func StepUp(projects []store.Project, grants map[string][]string, requested []string) (*oauth.StepUp, []store.Project) {
 	var lacking []store.Project
 	var newScopes []string
 	for _, p := range projects {
@@ -235,8 +235,8 @@ func stepUp(projects []store.Project, grants map[string][]string, requested []st
 // writeTooManyRequestsPage answers an authorization request over the
 // principal's bound of pending ones (store.MaxPendingRequests).
 func writeTooManyRequestsPage(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(requestTTL.Seconds())))
+	w.Header().Set("Retry-After", strconv.Itoa(int(RequestTTL.Seconds())))
 	writeMessage(w, http.StatusTooManyRequests, "Too many open authorization requests",
 		"You have "+strconv.Itoa(store.MaxPendingRequests)+" authorization requests open. Finish or close one, "+
-			"or wait until they expire (at most "+strconv.Itoa(int(requestTTL.Minutes()))+" minutes), then try again.")
+			"or wait until they expire (at most "+strconv.Itoa(int(RequestTTL.Minutes()))+" minutes), then try again.")
 }

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"encoding/base64"
@@ -23,7 +23,7 @@ type tokenResponse struct {
 	RefreshToken string `json:"refresh_token,omitempty"`
 }
 
-// handleToken serves POST /oauth/token: authorization_code (PKCE S256 only)
+// HandleToken serves POST /oauth/token: authorization_code (PKCE S256 only)
 // and refresh_token (rotating).
 //
 // Check order: form → client (public: client_id in the body, or HTTP Basic
@@ -31,7 +31,7 @@ type tokenResponse struct {
 // refresh token's MAC → the store's single-use transaction, in which the
 // code's bindings and PKCE are checked. A client_id, code or refresh token
 // this server never minted is refused before any store call.
-func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
 		if err != nil {
@@ -56,8 +56,8 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		web.AddLog(r.Context(), slog.String("client_id", client.ID))
 		var iss store.Issued
 		now := cfg.Now()
-		access, refresh := cfg.secrets.Mint(oauth.PrefixAccess, now.Add(accessTTL)),
-			cfg.secrets.Mint(oauth.PrefixRefresh, now.Add(refreshFamilyTTL)) // no family outlives it
+		access, refresh := cfg.Secrets.Mint(oauth.PrefixAccess, now.Add(AccessTTL)),
+			cfg.Secrets.Mint(oauth.PrefixRefresh, now.Add(RefreshFamilyTTL)) // no family outlives it
 		switch form.Get("grant_type") {
 		case "authorization_code":
 			iss, err = redeemCode(r, cfg, st, client, form, access, refresh)
@@ -73,7 +73,7 @@ func handleToken(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 			return
 		}
 		web.AddLog(r.Context(), slog.String("project", iss.ProjectID), slog.String("code", "ok"))
-		resp := tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(accessTTL.Seconds()),
+		resp := tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(AccessTTL.Seconds()),
 			Scope: oauth.Format(iss.Scopes)}
 		if iss.Refresh {
 			resp.RefreshToken = refresh
@@ -158,7 +158,7 @@ func unmintedGrant(cfg *Config, form oauth.Form) *oauth.Error {
 	if form.Get("grant_type") == "refresh_token" {
 		prefix, v = oauth.PrefixRefresh, form.Get("refresh_token")
 	}
-	if v == "" || cfg.secrets.Valid(v, prefix, cfg.Now()) {
+	if v == "" || cfg.Secrets.Valid(v, prefix, cfg.Now()) {
 		return nil // a missing one gets its own answer, after the client
 	}
 	if prefix == oauth.PrefixCode {
@@ -179,12 +179,12 @@ func redeemCode(r *http.Request, cfg *Config, st *store.DB, c store.Client, form
 		check{code == "", oauth.ErrCodeInvalidRequest, "code is required"},
 		check{verifier == "", oauth.ErrCodeInvalidRequest, "code_verifier is required (PKCE)"},
 		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
-		check{!cfg.secrets.Valid(code, oauth.PrefixCode, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid authorization code"},
+		check{!cfg.Secrets.Valid(code, oauth.PrefixCode, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid authorization code"},
 	); oe != nil {
 		return store.Issued{}, oe
 	}
 	redirectURI := form.Get("redirect_uri")
-	tokens := store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: accessTTL, RefreshTTL: refreshFamilyTTL}
+	tokens := store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: AccessTTL, RefreshTTL: RefreshFamilyTTL}
 	if c.HasGrantType("refresh_token") {
 		tokens.RefreshHash = oauth.Hash(refresh)
 	}
@@ -224,13 +224,13 @@ func rotateRefresh(r *http.Request, cfg *Config, st *store.DB, c store.Client, f
 		check{rt == "", oauth.ErrCodeInvalidRequest, "refresh_token is required"},
 		check{!resourceOK, oauth.ErrCodeInvalidTarget, "resource must be " + cfg.resource()},
 		check{scope != "" && (scopeErr != nil || len(scopes) == 0), oauth.ErrCodeInvalidScope, "unknown scope"},
-		check{!cfg.secrets.Valid(rt, oauth.PrefixRefresh, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid refresh token"},
+		check{!cfg.Secrets.Valid(rt, oauth.PrefixRefresh, cfg.Now()), oauth.ErrCodeInvalidGrant, "invalid refresh token"},
 	); oe != nil {
 		return store.Issued{}, oe
 	}
 	return st.RotateRefresh(r.Context(), store.Rotation{
 		RefreshHash: oauth.Hash(rt), ClientID: c.ID, Scopes: scopes, Now: cfg.Now(),
-		Tokens: store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: accessTTL, RefreshHash: oauth.Hash(refresh)},
+		Tokens: store.NewTokens{AccessHash: oauth.Hash(access), AccessTTL: AccessTTL, RefreshHash: oauth.Hash(refresh)},
 	})
 }
 
@@ -270,16 +270,16 @@ func clientKey(cfg *Config, id string) (string, bool) {
 	if oauth.IsClientIDURL(id) {
 		return id, cfg.CIMD.listed(id)
 	}
-	return cfg.secrets.ClientRow(id)
+	return cfg.Secrets.ClientRow(id)
 }
 
-// handleRevoke serves POST /oauth/revoke (RFC 7009) for public clients. A
+// HandleRevoke serves POST /oauth/revoke (RFC 7009) for public clients. A
 // refresh token takes its whole family with it; an access token goes alone.
 // An unknown token, or one issued to another client, gets the same 200 as
 // a revoked one (RFC 7009 §2.2), so the endpoint is no oracle. If the store
 // cannot answer, the answer is 503, never a 200 that would claim a
 // revocation that did not happen (CVE-2020-15223).
-func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return withOAuthCORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r)
 		if err != nil {
@@ -299,7 +299,7 @@ func handleRevoke(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 		// The hint is optional and never trusted: the stored kind decides. A
 		// token this server never minted is unknown: 200, with no lookup of
 		// it or of the client.
-		if now := cfg.Now(); cfg.secrets.Valid(tok, oauth.PrefixAccess, now) || cfg.secrets.Valid(tok, oauth.PrefixRefresh, now) {
+		if now := cfg.Now(); cfg.Secrets.Valid(tok, oauth.PrefixAccess, now) || cfg.Secrets.Valid(tok, oauth.PrefixRefresh, now) {
 			client, oerr, status := lookup()
 			if oerr != nil {
 				writeClientError(w, r, logger, oerr, status)

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func TestCMAddressCheckRealAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	d := newCIMDDialer()
+	d := NewCIMDDialer()
 	d.Control = func(network, address string, c syscall.RawConn) error {
 		ap := netip.MustParseAddrPort(address)
 		return checkDialAddr(network, netip.AddrPortFrom(ap.Addr(), 443).String(), c)

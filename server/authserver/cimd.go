@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"context"
@@ -27,16 +27,16 @@ import (
 // Each listed URL is refetched, once its stored document is stale, from a
 // budget of its own, which only requests naming that URL spend.
 const (
-	cimdURLRate  = 1.0 / 60 // per second
-	cimdURLBurst = 3
+	CIMDURLRate  = 1.0 / 60 // per second
+	CIMDURLBurst = 3
 
-	// cimdStaleFor is how long past its freshness a stored document is
+	// CIMDStaleFor is how long past its freshness a stored document is
 	// still used while its refetch is throttled or fails for a reason that
 	// may pass (fetched.transient): RFC 5861's stale-if-error. A day outlasts
 	// an outage of the client's host or a flood of its URL, and bounds how
 	// long a changed document can outlive the change. A document the host
 	// now refuses (404, invalid, redirected) is not used.
-	cimdStaleFor = 24 * time.Hour
+	CIMDStaleFor = 24 * time.Hour
 )
 
 // CIMD resolves client ID metadata documents. A nil *CIMD in Config means
@@ -53,15 +53,15 @@ type CIMD struct {
 // every internal address (checkDialAddr) and the system's root certificates.
 func NewCIMD(urls []string, dial func(ctx context.Context, network, addr string) (net.Conn, error),
 	roots *x509.CertPool) (*CIMD, error) {
-	return newCIMD(urls, dial, roots, cimdFetchTimeout)
+	return NewCIMDWithTimeout(urls, dial, roots, CIMDFetchTimeout)
 }
 
-func newCIMD(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Duration) (*CIMD, error) {
+func NewCIMDWithTimeout(urls []string, dial dialFunc, roots *x509.CertPool, timeout time.Duration) (*CIMD, error) {
 	if len(urls) == 0 {
 		return nil, nil
 	}
 	c := &CIMD{urls: map[string]string{}, client: newCIMDHTTPClient(dial, roots, timeout),
-		perURL: web.NewRateLimiter(cimdURLRate, cimdURLBurst)}
+		perURL: web.NewRateLimiter(CIMDURLRate, CIMDURLBurst)}
 	for _, u := range urls {
 		host, err := oauth.CheckClientIDURL(u)
 		if err != nil {
@@ -84,14 +84,14 @@ func (c *CIMD) listed(url string) bool {
 // cimdFailure is why a document could not be used, for the error page.
 type cimdFailure struct {
 	reason string
-	wait   time.Duration // for cimdRateLimited
-	status int           // for cimdBadStatus: the host's status
-	err    error         // for cimdStoreFailed, logged
+	wait   time.Duration // for CIMDRateLimited
+	status int           // for CIMDBadStatus: the host's status
+	err    error         // for CIMDStoreFailed, logged
 }
 
 // resolve returns the client for a document URL: the stored row while it
 // is fresh, else a new fetch, validated and saved. Failures are never
-// stored, so the next authorization fetches again; within cimdStaleFor, a
+// stored, so the next authorization fetches again; within CIMDStaleFor, a
 // throttled or transiently failed refetch serves the stored row instead
 // (stale is then true).
 func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url string) (row store.CIMDClient, stale bool, fail *cimdFailure) {
@@ -99,26 +99,26 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		if _, err := oauth.CheckClientIDURL(url); err != nil {
 			return store.CIMDClient{}, false, &cimdFailure{reason: err.Error()}
 		}
-		return store.CIMDClient{}, false, &cimdFailure{reason: cimdNotListed}
+		return store.CIMDClient{}, false, &cimdFailure{reason: CIMDNotListed}
 	}
 	row, err := st.CIMDClientByURL(ctx, url)
 	switch {
 	case err == nil && now.Before(row.FreshUntil):
 		return row, false, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return store.CIMDClient{}, false, &cimdFailure{reason: cimdStoreFailed, err: err}
+		return store.CIMDClient{}, false, &cimdFailure{reason: CIMDStoreFailed, err: err}
 	}
 	known := err == nil
 	// orStale answers a refetch that failed with f: the stored row, when the
 	// failure may pass and the row is recent enough.
 	orStale := func(f *cimdFailure, transient bool) (store.CIMDClient, bool, *cimdFailure) {
-		if known && transient && now.Before(row.FreshUntil.Add(cimdStaleFor)) {
+		if known && transient && now.Before(row.FreshUntil.Add(CIMDStaleFor)) {
 			return row, true, nil
 		}
 		return store.CIMDClient{}, false, f
 	}
 	if wait, ok := c.perURL.Allow(url, now); !ok {
-		return orStale(&cimdFailure{reason: cimdRateLimited, wait: wait}, true)
+		return orStale(&cimdFailure{reason: CIMDRateLimited, wait: wait}, true)
 	}
 	f, reason := fetchCIMDocument(ctx, c.client, url)
 	if reason != "" {
@@ -132,7 +132,7 @@ func (c *CIMD) resolve(ctx context.Context, st *store.DB, now time.Time, url str
 		Client: doc, URL: url, FetchedAt: now, FreshUntil: now.Add(cimdFreshFor(f.cacheControl)),
 	})
 	if err != nil {
-		return orStale(&cimdFailure{reason: cimdStoreFailed, err: err}, true)
+		return orStale(&cimdFailure{reason: CIMDStoreFailed, err: err}, true)
 	}
 	return saved, false, nil
 }
@@ -154,7 +154,7 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	// not listed): the log and the page name it and the reason, never text
 	// of the document.
 	host := cfg.CIMD.urls[id]
-	if fail.reason != cimdStoreFailed && fail.reason != cimdRateLimited {
+	if fail.reason != CIMDStoreFailed && fail.reason != CIMDRateLimited {
 		logger.WarnContext(r.Context(), "cimd document unusable", "req_id", web.RequestID(r.Context()),
 			"host", host, "reason", fail.reason, "status", fail.status)
 	}
@@ -166,28 +166,28 @@ func cimdAuthorizeClient(w http.ResponseWriter, r *http.Request, logger *slog.Lo
 	status := http.StatusBadRequest
 	msg := "This server could not use the document that describes the application (reason: " + fail.reason + ")."
 	switch fail.reason {
-	case cimdStoreFailed:
+	case CIMDStoreFailed:
 		unavailable(w, r, logger, "cimd client store failed", fail.err)
 		return store.Client{}, false
-	case cimdRateLimited:
+	case CIMDRateLimited:
 		wait := int(fail.wait.Seconds()) + 1
 		w.Header().Set("Retry-After", strconv.Itoa(wait))
 		status = http.StatusTooManyRequests
 		msg = "This server is fetching application descriptions from " + host + " too often right now (reason: " +
 			fail.reason + "). Try again from your application in " + strconv.Itoa(wait) + " seconds. " +
 			"If it keeps failing, the server may be unable to reach " + host + ": your administrator " + reach
-	case cimdTimeout, cimdForbiddenAddr, cimdFetchFailed:
+	case CIMDTimeout, CIMDForbiddenAddr, CIMDFetchFailed:
 		status = http.StatusBadGateway
 		msg = "This server could not fetch this application's description from " + host + " (reason: " + fail.reason + "). " +
 			"Your administrator " + reach + " Starting again will not help until then."
-	case cimdRedirect, cimdTooLarge, cimdBadStatus, cimdBadContentType:
+	case CIMDRedirect, CIMDTooLarge, CIMDBadStatus, CIMDBadContentType:
 		status = http.StatusBadGateway
 		msg = "This server fetched this application's description from " + host + ", but the answer cannot be used (reason: " +
 			fail.reason + "). If starting again from your application does not help, your administrator can " + unlist
-	case cimdInvalidJSON, cimdClientIDMismatch, cimdSecret, cimdAuthMethod, cimdInvalidDocument:
+	case CIMDInvalidJSON, CIMDClientIDMismatch, CIMDSecret, CIMDAuthMethod, CIMDInvalidDocument:
 		msg = "The description this application publishes on " + host + " is not one this server accepts (reason: " + fail.reason +
 			"). Your administrator can " + unlist
-	case cimdNotListed:
+	case CIMDNotListed:
 		msg = "This server accepts only the client-ID URLs its administrator listed, and this one is not among them (reason: " +
 			fail.reason + "). " +
 			"To let this application connect, the administrator adds it to the server's setting, for example " +

@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // (a principal_id, a redirect_uri, a client_id) is tampering.
 var consentFields = []string{"request", "csrf", "decision", "project", "scope"}
 
-// handleConsent serves POST /oauth/authorize: the principal's answer, a 303
+// HandleConsent serves POST /oauth/authorize: the principal's answer, a 303
 // to the client's redirect URI.
 //
 // Check order: form → session → CSRF token (an HMAC of the request handle
@@ -28,7 +28,7 @@ var consentFields = []string{"request", "csrf", "decision", "project", "scope"}
 // approve_documents (documents:read included: the button names it) and
 // deny_documents are approve and deny with their own wording
 // (docs/oauth.md, "Step-up").
-func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
+func HandleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		form, err := readForm(w, r, "scope")
 		if err != nil {
@@ -56,7 +56,7 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 			writeMessage(w, status, title, msg)
 		}
 		handle := form.Get("request")
-		if !cfg.secrets.Valid(handle, oauth.PrefixRequest, cfg.Now()) ||
+		if !cfg.Secrets.Valid(handle, oauth.PrefixRequest, cfg.Now()) ||
 			!oauth.Equal(form.Get("csrf"), oauth.MAC(sessTok, labelConsentCSRF, handle)) {
 			refuse(http.StatusForbidden, "csrf_invalid", "Invalid form",
 				"This consent form was not issued to this browser session. Start again from your application.")
@@ -101,11 +101,11 @@ func handleConsent(logger *slog.Logger, cfg *Config, st *store.DB) http.Handler 
 				refuse(http.StatusForbidden, "project_not_member", "Invalid project", "You are not a member of that project.")
 				return
 			}
-			code := cfg.secrets.Mint(oauth.PrefixCode, cfg.Now().Add(codeTTL))
+			code := cfg.Secrets.Mint(oauth.PrefixCode, cfg.Now().Add(CodeTTL))
 			ans, err := st.ApproveAuthRequest(r.Context(), store.Approval{
 				HandleHash: requestHash(sessTok, handle), PrincipalID: sess.PrincipalID,
 				ProjectID: form.Get("project"), Scopes: oauth.Canonical(scopes),
-				CodeHash: oauth.Hash(code), Now: cfg.Now(), CodeTTL: codeTTL,
+				CodeHash: oauth.Hash(code), Now: cfg.Now(), CodeTTL: CodeTTL,
 			})
 			if errors.Is(err, store.ErrScopeExceeded) {
 				refuse(http.StatusBadRequest, "scope_tampered", "Invalid form", "The form approves a permission that was not requested.")

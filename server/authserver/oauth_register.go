@@ -1,4 +1,4 @@
-package server
+package authserver
 
 import (
 	"encoding/json"
@@ -26,22 +26,22 @@ import (
 // is to everyone, so it must take many wide networks to spend it.
 const (
 	registerPerIPRate   = 10.0 / 60 // per second
-	registerPerIPBurst  = 20
+	RegisterPerIPBurst  = 20
 	registerWideRate    = 10.0 / 60
-	registerWideBurst   = 40
+	RegisterWideBurst   = 40
 	registerGlobalRate  = 2.0
 	registerGlobalBurst = 1000
 	maxClientName       = 200 // bytes, as schema.sql's CHECK
 )
 
-type registrationLimiter struct {
+type RegistrationLimiter struct {
 	perIP, wide, global *web.RateLimiter
 }
 
-func newRegistrationLimiter() *registrationLimiter {
-	return &registrationLimiter{
-		perIP:  web.NewRateLimiter(registerPerIPRate, registerPerIPBurst),
-		wide:   web.NewRateLimiter(registerWideRate, registerWideBurst),
+func NewRegistrationLimiter() *RegistrationLimiter {
+	return &RegistrationLimiter{
+		perIP:  web.NewRateLimiter(registerPerIPRate, RegisterPerIPBurst),
+		wide:   web.NewRateLimiter(registerWideRate, RegisterWideBurst),
 		global: web.NewRateLimiter(registerGlobalRate, registerGlobalBurst),
 	}
 }
@@ -49,7 +49,7 @@ func newRegistrationLimiter() *registrationLimiter {
 // allow takes one registration from each tier in turn, narrowest first,
 // stopping at the first that is spent (so a refused network spends nothing
 // wider).
-func (l *registrationLimiter) admit(r *http.Request, now time.Time) (time.Duration, bool) {
+func (l *RegistrationLimiter) admit(r *http.Request, now time.Time) (time.Duration, bool) {
 	for _, tier := range []struct {
 		bucket *web.RateLimiter
 		key    string
@@ -61,14 +61,14 @@ func (l *registrationLimiter) admit(r *http.Request, now time.Time) (time.Durati
 	return 0, true
 }
 
-// handleRegister serves RFC 7591 dynamic client registration for public
+// HandleRegister serves RFC 7591 dynamic client registration for public
 // clients only: token_endpoint_auth_method "none", no secret. Unknown
 // metadata is ignored (RFC 7591 §2). The 201 response echoes the redirect
 // URIs kept, which the TypeScript SDK requires.
 //
 // Check order: body limit → Content-Type → strict JSON → metadata → rate
 // limit → store.
-func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *registrationLimiter) http.Handler {
+func HandleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *RegistrationLimiter) http.Handler {
 	type response struct {
 		ClientID                string   `json:"client_id"`
 		ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
@@ -114,7 +114,7 @@ func handleRegister(logger *slog.Logger, cfg *Config, st *store.DB, limit *regis
 		}
 		web.AddLog(r.Context(), slog.String("client_id", c.ID), slog.String("code", "ok"))
 		writeOAuthJSON(w, http.StatusCreated, response{
-			ClientID: cfg.secrets.ClientID(c.ID), ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
+			ClientID: cfg.Secrets.ClientID(c.ID), ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
 			RedirectURIs: c.RedirectURIs, GrantTypes: c.GrantTypes, ResponseTypes: []string{"code"},
 			TokenEndpointAuthMethod: "none",
 		})
