@@ -13,34 +13,34 @@ import (
 )
 
 // principal is the authenticated caller of an /mcp request.
-type principal struct {
-	auth store.Auth
+type Principal struct {
+	Auth store.Auth
 }
 
 // subject is the stable name of the caller, for audit rows and cursor binding.
-func (p principal) subject() string {
-	if p.auth.Kind == "legacy" {
-		return "legacy:" + p.auth.TokenID
+func (p Principal) Subject() string {
+	if p.Auth.Kind == "legacy" {
+		return "legacy:" + p.Auth.TokenID
 	}
-	return "principal:" + p.auth.PrincipalID
+	return "principal:" + p.Auth.PrincipalID
 }
 
-func (p principal) hasScope(s string) bool { return slices.Contains(p.auth.Scopes, s) }
+func (p Principal) HasScope(s string) bool { return slices.Contains(p.Auth.Scopes, s) }
 
 // missing is the refusal of a call that needs scopes the token lacks.
-func (p principal) missing(needed ...string) *scopeError {
-	return &scopeError{needed: needed, granted: p.auth.Scopes, legacy: p.auth.Kind == "legacy"}
+func (p Principal) Missing(needed ...string) *ScopeError {
+	return &ScopeError{needed: needed, granted: p.Auth.Scopes, legacy: p.Auth.Kind == "legacy"}
 }
 
 // needDocuments refuses a result carrying text read from GitHub to a caller
 // without documents:read, whatever the tool's own scope: that scope is the
 // one explicit grant that lets an agent read GitHub text. own is the tool's
 // scope, named first in the challenge.
-func (p principal) needDocuments(own string, fromGitHub bool) error {
-	if !fromGitHub || p.hasScope(oauth.DocumentsRead) {
+func (p Principal) NeedDocuments(own string, fromGitHub bool) error {
+	if !fromGitHub || p.HasScope(oauth.DocumentsRead) {
 		return nil
 	}
-	return p.missing(own, oauth.DocumentsRead)
+	return p.Missing(own, oauth.DocumentsRead)
 }
 
 // maxBearerLen bounds the token we hash and look up.
@@ -78,18 +78,18 @@ func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg str
 }
 
 // scopeError makes the MCP handler answer 403 insufficient_scope.
-type scopeError struct {
+type ScopeError struct {
 	needed  []string // the scopes the call needs, the tool's own first
 	granted []string // the scopes the token holds
 	legacy  bool     // the token is a legacy token, which no step-up can widen
 }
 
-func (e *scopeError) Error() string { return e.message() }
+func (e *ScopeError) Error() string { return e.message() }
 
 // message is the public reason. A legacy token holds memory and task scopes
 // only and is never issued more, so telling its client to step up would send
 // it into an OAuth flow that cannot help: the message says what to do instead.
-func (e *scopeError) message() string {
+func (e *ScopeError) message() string {
 	if e.legacy {
 		return "insufficient scope: legacy tokens can never read documents or use workflows; " +
 			"connect this client with OAuth (the server URL alone is enough) and approve " + strings.Join(e.needed, " ")
@@ -101,7 +101,7 @@ func (e *scopeError) message() string {
 // plus every one already granted, in oauth.Supported order after the needed.
 // A client that replaces its scopes with the challenge's (rather than adding
 // to them) then keeps what it had.
-func (e *scopeError) challenge() string {
+func (e *ScopeError) challenge() string {
 	out := slices.Clone(e.needed)
 	for _, s := range oauth.Supported {
 		if !slices.Contains(out, s) && slices.Contains(e.granted, s) {
@@ -111,7 +111,7 @@ func (e *scopeError) challenge() string {
 	return strings.Join(out, " ")
 }
 
-func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) {
+func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *ScopeError) {
 	// The message has no web.Quote or backslash, so it is a valid quoted-string.
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
 		`", error_description="`+se.message()+`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
@@ -121,7 +121,7 @@ func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *scopeError) 
 // checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a
 // present Origin must be the server's own or one configured; and when the
 // server's public URL is a loopback address, Host must be a loopback name.
-func checkOrigin(cfg *Config) func(http.Handler) http.Handler {
+func CheckOrigin(cfg *Config) func(http.Handler) http.Handler {
 	public, _ := url.Parse(cfg.PublicURL)
 	allowed := append([]string{public.Scheme + "://" + public.Host}, cfg.AllowedOrigins...)
 	loopbackOnly := isLoopbackHost(public.Hostname())

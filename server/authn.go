@@ -18,10 +18,10 @@ import (
 
 // authenticator checks a bearer token by its hash. It returns
 // store.ErrNotFound for an unknown, expired or revoked token.
-type authenticator func(ctx context.Context, tokenHash []byte) (store.Auth, error)
+type Authenticator func(ctx context.Context, tokenHash []byte) (store.Auth, error)
 
 // storeAuthenticator is the production authenticator.
-func storeAuthenticator(st *store.DB, now func() time.Time) authenticator {
+func StoreAuthenticator(st *store.DB, now func() time.Time) Authenticator {
 	return func(ctx context.Context, tokenHash []byte) (store.Auth, error) {
 		return st.Authenticate(ctx, tokenHash, now())
 	}
@@ -63,26 +63,26 @@ const tokenRefused = "the token is invalid, expired or revoked"
 //
 // If the database cannot answer, the request fails closed with 503 and
 // Retry-After, never 401: a 401 would send every client into a refresh storm.
-func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn authenticator, tokenHash []byte) (principal, bool) {
+func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg *Config, authn Authenticator, tokenHash []byte) (Principal, bool) {
 	a, err := authn(r.Context(), tokenHash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeUnauthorized(w, cfg, true, tokenRefused)
-		return principal{}, false
+		return Principal{}, false
 	case err != nil:
 		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", web.RequestID(r.Context()), "err", err)
 		w.Header().Set("Retry-After", "2")
 		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
-		return principal{}, false
+		return Principal{}, false
 	}
 	// Because a token issued for another resource must not work here
 	// (RFC 8707), the audience is compared exactly; legacy tokens predate
 	// audiences and are bound to their project instead.
 	if a.Kind == "oauth" && a.Resource != cfg.resource() {
 		writeUnauthorized(w, cfg, true, "the token was issued for another resource")
-		return principal{}, false
+		return Principal{}, false
 	}
-	p := principal{auth: a}
-	web.AddLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.subject()))
+	p := Principal{Auth: a}
+	web.AddLog(r.Context(), slog.String("project", a.ProjectID), slog.String("principal", p.Subject()))
 	return p, true
 }

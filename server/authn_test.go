@@ -44,8 +44,8 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		return store.Auth{}, store.ErrNotFound
 	}
 	docs := &documentTools{}
-	tools := newToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
-	h := handleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn)
+	tools := NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
+	h := HandleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":` + args + `}}`

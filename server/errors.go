@@ -12,30 +12,41 @@ import (
 
 // codedError is a failure with a stable code and a public message, raised by
 // the server itself (argument checks, source states, ranges).
-type codedError struct {
+type CodedError struct {
 	code    string
 	message string
 }
 
-func (e *codedError) Error() string { return e.code + ": " + e.message }
+func (e *CodedError) Error() string { return e.code + ": " + e.message }
 
-func newCoded(code, message string) error { return &codedError{code, message} }
+func NewCoded(code, message string) error { return &CodedError{code, message} }
 
 // fieldsError is a coded error with extra structured fields for the tool
 // error's structuredContent.error object (e.g. retry_after_seconds).
-type fieldsError struct {
-	err    *codedError
+type FieldsError struct {
+	err    *CodedError
 	fields map[string]any
 }
 
-func (e *fieldsError) Error() string               { return e.err.Error() }
-func (e *fieldsError) Unwrap() error               { return e.err }
-func (e *fieldsError) errorFields() map[string]any { return e.fields }
+func (e *FieldsError) Error() string               { return e.err.Error() }
+func (e *FieldsError) Unwrap() error               { return e.err }
+func (e *FieldsError) Fields() map[string]any { return e.fields }
 
-func invalidArgument(msg string) error { return newCoded("invalid_argument", msg) }
+// Code is the stable code of the failure.
+func (e *FieldsError) Code() string { return e.err.code }
+
+// Code is the stable code of the failure.
+func (e *CodedError) Code() string { return e.code }
+
+// WithFields is a coded failure with extra structured fields.
+func WithFields(code, message string, fields map[string]any) error {
+	return &FieldsError{err: &CodedError{code, message}, fields: fields}
+}
+
+func InvalidArgument(msg string) error { return NewCoded("invalid_argument", msg) }
 
 // notFound is err, or the tool's own answer when it is store.ErrNotFound.
-func notFound(err, answer error) error {
+func NotFound(err, answer error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return answer
 	}
@@ -93,8 +104,8 @@ var publicCodes = []string{
 }
 
 // classify returns the stable code and public message for err.
-func classify(err error) (code, public string) {
-	var ce *codedError
+func Classify(err error) (code, public string) {
+	var ce *CodedError
 	if errors.As(err, &ce) {
 		return ce.code, ce.message
 	}
@@ -110,18 +121,18 @@ func classify(err error) (code, public string) {
 // or the client still holds it (github/ratelimits.go), its wait as
 // retry_after_seconds beside the stable provider_rate_limited code. Any
 // other error passes unchanged.
-func githubFailure(err error) error {
+func GitHubFailure(err error) error {
 	var rl *github.RateLimitError
 	if !errors.As(err, &rl) {
 		return err
 	}
-	code, public := classify(err)
-	return &fieldsError{err: &codedError{code, public}, fields: retryFields(rl.RetryAfter)}
+	code, public := Classify(err)
+	return &FieldsError{err: &CodedError{code, public}, fields: retryFields(rl.RetryAfter)}
 }
 
 // retryAfter is a rate_limited refusal with retry_after_seconds for wait.
-func retryAfter(message string, wait time.Duration) error {
-	return &fieldsError{err: &codedError{"rate_limited", message}, fields: retryFields(wait)}
+func RetryAfter(message string, wait time.Duration) error {
+	return &FieldsError{err: &CodedError{"rate_limited", message}, fields: retryFields(wait)}
 }
 
 // retryFields is the retry_after_seconds field for wait, in whole seconds

@@ -120,13 +120,13 @@ func TestBT21InFlightShares(t *testing.T) {
 		cfg := &Config{GitHubInFlight: 64}
 		cfg.setDefaults()
 		f := newFlightCap(cfg)
-		as := func(project, who string) principal {
-			p := principal{}
-			p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", project, who
+		as := func(project, who string) Principal {
+			p := Principal{}
+			p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", project, who
 			return p
 		}
 		var releases []func()
-		take := func(p principal, n int) {
+		take := func(p Principal, n int) {
 			t.Helper()
 			for i := range n {
 				r, err := f.acquire(context.Background(), p)
@@ -136,12 +136,12 @@ func TestBT21InFlightShares(t *testing.T) {
 				releases = append(releases, r)
 			}
 		}
-		refused := func(p principal, what string) {
+		refused := func(p Principal, what string) {
 			t.Helper()
 			start := time.Now()
 			_, err := f.acquire(context.Background(), p)
-			var fe *fieldsError
-			if !errors.As(err, &fe) || fe.err.code != "rate_limited" || fe.fields["retry_after_seconds"] != 1 {
+			var fe *FieldsError
+			if !errors.As(err, &fe) || fe.Code() != "rate_limited" || fe.Fields()["retry_after_seconds"] != 1 {
 				t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
 			}
 			if waited := time.Since(start); waited != cfg.GitHubWait {
@@ -183,7 +183,7 @@ func TestBT21InFlightShares(t *testing.T) {
 		}()
 		if _, err := f.acquire(ctx, as("p1", "u1")); err == nil {
 			t.Error("a ninth request got a slot")
-		} else if code, _ := classify(err); code != "provider_unavailable" {
+		} else if code, _ := Classify(err); code != "provider_unavailable" {
 			t.Errorf("a wait ended by its request: %s (%v), want provider_unavailable", code, err)
 		}
 	})

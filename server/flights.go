@@ -37,17 +37,17 @@ func newFlightCap(cfg *Config) *flightCap {
 	}
 }
 
-var errInFlight = retryAfter("too many GitHub requests in flight; retry shortly", time.Second)
+var errInFlight = RetryAfter("too many GitHub requests in flight; retry shortly", time.Second)
 
 // acquire counts one GitHub request of caller p against its project's
 // pace and takes its slots. The returned release must be called
 // once the request is done.
-func (f *flightCap) acquire(ctx context.Context, p principal) (release func(), err error) {
+func (f *flightCap) acquire(ctx context.Context, p Principal) (release func(), err error) {
 	now := f.now()
-	if err := f.pace.take(p.auth.ProjectID, p.auth.GitHubRequestsHourly, now); err != nil {
+	if err := f.pace.take(p.Auth.ProjectID, p.Auth.GitHubRequestsHourly, now); err != nil {
 		return nil, err
 	}
-	keys := []string{"principal:" + p.subject(), "project:" + p.auth.ProjectID}
+	keys := []string{"principal:" + p.Subject(), "project:" + p.Auth.ProjectID}
 	shares := []*web.Share{f.shares.Join(keys[0], f.perPrincipal), f.shares.Join(keys[1], f.perProject)}
 	chans := []chan struct{}{shares[0].Slots, shares[1].Slots, f.all}
 	held := 0

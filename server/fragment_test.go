@@ -33,8 +33,8 @@ func TestFragmentEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := fragmentEnd(content, tt.start, tt.limit)
 			if tt.wantCode != "" {
-				var ce *codedError
-				if !errors.As(err, &ce) || ce.code != tt.wantCode {
+				var ce *CodedError
+				if !errors.As(err, &ce) || ce.Code() != tt.wantCode {
 					t.Fatalf("fragmentEnd(%d, %d) err = %v, want %s", tt.start, tt.limit, err, tt.wantCode)
 				}
 				return

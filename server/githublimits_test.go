@@ -141,14 +141,14 @@ func TestBT24NoBoundaryDoublesThePace(t *testing.T) {
 	cfg := &Config{GitHubHourlyBudget: 6000, Now: func() time.Time { return now }}
 	cfg.setDefaults()
 	f := newFlightCap(cfg)
-	p := principal{}
-	p.auth.Kind, p.auth.ProjectID, p.auth.PrincipalID = "oauth", "p", "u"
+	p := Principal{}
+	p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", "p", "u"
 	spend := func(n int) (ok int) {
 		for range n {
 			release, err := f.acquire(context.Background(), p)
 			if err != nil {
-				var fe *fieldsError
-				if !errors.As(err, &fe) || fe.err.code != "rate_limited" {
+				var fe *FieldsError
+				if !errors.As(err, &fe) || fe.Code() != "rate_limited" {
 					t.Fatalf("refusal %v, want rate_limited", err)
 				}
 				continue

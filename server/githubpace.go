@@ -52,7 +52,7 @@ func (p *githubPace) take(project string, limit int, now time.Time) error {
 	burst := min(hourly, max(githubPaceFloor, (hourly+githubPaceShare-1)/githubPaceShare))
 	rate := float64(hourly) / float64(p.replicas) / time.Hour.Seconds()
 	if wait, ok := p.buckets.Take(project, rate, float64((burst+p.replicas-1)/p.replicas), now); !ok {
-		return retryAfter("the project's GitHub request budget is spent for now; retry after the wait", wait)
+		return RetryAfter("the project's GitHub request budget is spent for now; retry after the wait", wait)
 	}
 	return nil
 }

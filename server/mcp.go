@@ -30,7 +30,7 @@ var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024
 // read) → body limit → Content-Type → strict decode → the era's
 // protocol-version and header rules (modern.go) → authentication from the
 // database (authn.go) → dispatch.
-func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authenticator) http.Handler {
+func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tokenHash, ok := bearerHash(w, r, cfg)
 		if !ok {
@@ -107,7 +107,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 		default:
 			result, err = dispatch(tools, cfg, msg)
 		}
-		var se *scopeError
+		var se *ScopeError
 		switch {
 		case errors.As(err, &se):
 			writeInsufficientScope(w, cfg, se)
@@ -126,7 +126,7 @@ func handleMCP(logger *slog.Logger, tools *toolTable, cfg *Config, authn authent
 }
 
 // dispatch answers one JSON-RPC request other than tools/call.
-func dispatch(tools *toolTable, cfg *Config, msg rpcMessage) (any, error) {
+func dispatch(tools *ToolTable, cfg *Config, msg rpcMessage) (any, error) {
 	switch msg.Method {
 	case "initialize":
 		return initialize(msg.Params, cfg)
@@ -203,7 +203,7 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpc
 
 // handleMCPMethodNotAllowed answers GET and DELETE: this server opens no
 // streams and issues no sessions.
-func handleMCPMethodNotAllowed() http.Handler {
+func HandleMethodNotAllowed() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, &rpcError{codeInvalidRequest, "method not allowed: use POST"})

@@ -10,7 +10,7 @@ import (
 // handleResourceMetadata serves RFC 9728 protected-resource metadata, built
 // from configuration only (never from request headers, which an attacker
 // controls). resource is the exact identifier tokens are bound to.
-func handleResourceMetadata(cfg *Config, resource string) http.Handler {
+func HandleResourceMetadata(cfg *Config, resource string) http.Handler {
 	return web.PublicDocument(map[string]any{
 		"resource":                 resource,
 		"authorization_servers":    []string{cfg.PublicURL},

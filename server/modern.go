@@ -116,7 +116,7 @@ func headerValue(v string) string {
 }
 
 // dispatchModern answers a modern-era request other than tools/call.
-func dispatchModern(tools *toolTable, cfg *Config, msg rpcMessage) (any, *modernError) {
+func dispatchModern(tools *ToolTable, cfg *Config, msg rpcMessage) (any, *modernError) {
 	switch msg.Method {
 	case "server/discover":
 		return map[string]any{

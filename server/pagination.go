@@ -28,7 +28,7 @@ type pager struct {
 // ends early, with next_cursor, once its items pass maxPageBytes. A list
 // cursor is bound to the tool (kind), the project and the caller, and
 // carries the last key seen.
-func listPage[T any](pg pager, kind string, p principal, cur *string, limit int, field string,
+func listPage[T any](pg pager, kind string, p Principal, cur *string, limit int, field string,
 	list func(after string) ([]T, error), key func(T) string, size func(T) int) (any, error) {
 	var after string
 	if cur != nil {
@@ -36,7 +36,7 @@ func listPage[T any](pg pager, kind string, p principal, cur *string, limit int,
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind != kind || c.Project != p.auth.ProjectID || c.Principal != p.subject() {
+		if c.Kind != kind || c.Project != p.Auth.ProjectID || c.Principal != p.Subject() {
 			return nil, cursor.ErrInvalid
 		}
 		after = c.Path
@@ -58,7 +58,7 @@ func listPage[T any](pg pager, kind string, p principal, cur *string, limit int,
 	out := map[string]any{field: items}
 	if more {
 		out["next_cursor"] = pg.cursors.Encode(cursor.Cursor{
-			Kind: kind, Project: p.auth.ProjectID, Principal: p.subject(), Path: key(items[len(items)-1]),
+			Kind: kind, Project: p.Auth.ProjectID, Principal: p.Subject(), Path: key(items[len(items)-1]),
 			Expires: pg.now().Add(listCursorExpiry),
 		})
 	}
@@ -71,7 +71,7 @@ func pageSize(limit *int) (int, error) {
 		return defaultPageSize, nil
 	}
 	if *limit < 1 || *limit > maxPageSize {
-		return 0, invalidArgument("limit must be between 1 and 200")
+		return 0, InvalidArgument("limit must be between 1 and 200")
 	}
 	return *limit, nil
 }

@@ -10,11 +10,11 @@ import (
 // quotaError turns the store's refusal of a write over a project quota
 // (store/limits.go) into the tool error quota_exceeded, naming the quota
 // and its limit, in the message and as fields. Other errors pass unchanged.
-func quotaError(err error) error {
+func QuotaError(err error) error {
 	var qe *store.QuotaError
 	if !errors.As(err, &qe) {
 		return err
 	}
 	msg := fmt.Sprintf("the project's %s quota (%d) is reached; delete something or ask an administrator", qe.Quota, qe.Limit)
-	return &fieldsError{err: &codedError{"quota_exceeded", msg}, fields: map[string]any{"quota": qe.Quota, "limit": qe.Limit}}
+	return &FieldsError{err: &CodedError{"quota_exceeded", msg}, fields: map[string]any{"quota": qe.Quota, "limit": qe.Limit}}
 }

@@ -28,7 +28,7 @@ type documentRead struct {
 // the order the tool answers them: the id, the cursor's signature, expiry,
 // kind, source, project and caller, then the source's state, then the
 // cursor's commit and path.
-func (d *documentTools) authorize(ctx context.Context, p principal, a *documentGetArgs) documentRead {
+func (d *documentTools) authorize(ctx context.Context, p Principal, a *documentGetArgs) documentRead {
 	rd := documentRead{sourceID: *a.SourceID, start: deref(a.StartByte)}
 	if !store.IsUUID(rd.sourceID) {
 		// Answered exactly like an unknown id; the row names no target, the
@@ -38,8 +38,8 @@ func (d *documentTools) authorize(ctx context.Context, p principal, a *documentG
 	}
 	if a.Cursor != nil {
 		c, err := d.cursors.Decode(*a.Cursor, d.now())
-		if err == nil && (c.Kind != cursorKindDoc || c.Source != rd.sourceID || c.Project != p.auth.ProjectID ||
-			c.Principal != p.subject()) {
+		if err == nil && (c.Kind != cursorKindDoc || c.Source != rd.sourceID || c.Project != p.Auth.ProjectID ||
+			c.Principal != p.Subject()) {
 			err = cursor.ErrInvalid // a cursor continues exactly one read: same kind, project, caller and source
 		}
 		if err != nil {
@@ -48,9 +48,9 @@ func (d *documentTools) authorize(ctx context.Context, p principal, a *documentG
 		}
 		rd.cur, rd.start = &c, c.Offset
 	}
-	src, err := d.st.ProjectSource(ctx, p.auth.ProjectID, rd.sourceID)
+	src, err := d.st.ProjectSource(ctx, p.Auth.ProjectID, rd.sourceID)
 	if err != nil {
-		rd.err = notFound(err, errSourceNotFound)
+		rd.err = NotFound(err, errSourceNotFound)
 		return rd
 	}
 	rd.src, rd.found = src, true
@@ -68,12 +68,12 @@ func (d *documentTools) authorize(ctx context.Context, p principal, a *documentG
 }
 
 var (
-	errSourceNotFound    = newCoded("source_not_found", "no such document source in this project")
-	errSourceRevoked     = newCoded("source_revoked", "the document source has been revoked")
-	errRepositoryRevoked = newCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
+	errSourceNotFound    = NewCoded("source_not_found", "no such document source in this project")
+	errSourceRevoked     = NewCoded("source_revoked", "the document source has been revoked")
+	errRepositoryRevoked = NewCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
 		"an administrator can link it again with heyaira-admin link-repository; "+
 		"runtime_bootstrap_get lists the sources that can still be read")
-	errSourceRequiresDispatch = newCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
+	errSourceRequiresDispatch = NewCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
 		"call workflow_dispatch, which freezes the branch's current commit into the workflow's instructions; "+
 		"or an administrator pins the source to a commit (heyaira-admin add-document-source --commit-sha)")
 )
@@ -82,10 +82,10 @@ var (
 // what was read (path, commit, range, hashes), never content. A read
 // without its row fails closed: the caller returns the error instead of
 // the document.
-func (d *documentTools) audit(ctx context.Context, p principal, rd documentRead, res *documentResult, readErr error) error {
+func (d *documentTools) audit(ctx context.Context, p Principal, rd documentRead, res *documentResult, readErr error) error {
 	code := store.OutcomeOK
 	if readErr != nil {
-		code, _ = classify(quotaError(readErr))
+		code, _ = Classify(QuotaError(readErr))
 	}
 	details := map[string]any{}
 	if rd.found {
@@ -104,8 +104,8 @@ func (d *documentTools) audit(ctx context.Context, p principal, rd documentRead,
 	if res != nil {
 		details["end_byte"], details["sha256"], details["fragment_sha256"] = res.Range.EndByte, res.SHA256, res.FragmentSHA256
 	}
-	err := d.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{Actor: p.subject(), Action: "document.read",
-		ProjectID: p.auth.ProjectID, Target: rd.sourceID, Outcome: code, Details: details})
+	err := d.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{Actor: p.Subject(), Action: "document.read",
+		ProjectID: p.Auth.ProjectID, Target: rd.sourceID, Outcome: code, Details: details})
 	if err != nil {
 		return errors.Join(errors.New("git_document_get: the read could not be audited, so it is refused"), err)
 	}

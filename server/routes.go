@@ -22,18 +22,18 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	pages := pager{cursors: cursors, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}
 	tasks := &taskTools{st: st, pages: pages}
-	tools := newToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
+	tools := NewToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
 		newWorkflowTools(logger, st, gh, flights).tools())
 
-	origin := checkOrigin(cfg)
-	mux.Handle("POST /mcp", origin(handleMCP(logger, tools, cfg, storeAuthenticator(st, cfg.Now))))
-	mux.Handle("GET /mcp", handleMCPMethodNotAllowed())
-	mux.Handle("DELETE /mcp", handleMCPMethodNotAllowed())
+	origin := CheckOrigin(cfg)
+	mux.Handle("POST /mcp", origin(HandleMCP(logger, tools, cfg, StoreAuthenticator(st, cfg.Now))))
+	mux.Handle("GET /mcp", HandleMethodNotAllowed())
+	mux.Handle("DELETE /mcp", HandleMethodNotAllowed())
 
-	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", handleResourceMetadata(cfg, cfg.resource()))
-	mux.Handle("OPTIONS /.well-known/oauth-protected-resource/mcp", handleResourceMetadata(cfg, cfg.resource()))
-	mux.Handle("GET /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
-	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", handleResourceMetadata(cfg, cfg.PublicURL))
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", HandleResourceMetadata(cfg, cfg.resource()))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource/mcp", HandleResourceMetadata(cfg, cfg.resource()))
+	mux.Handle("GET /.well-known/oauth-protected-resource", HandleResourceMetadata(cfg, cfg.PublicURL))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", HandleResourceMetadata(cfg, cfg.PublicURL))
 
 	// OAuth authorization server (docs/design.md §8, docs/oauth.md). No bearer:
 	// these routes are how a client gets one. Pages use the session cookie.

@@ -348,15 +348,15 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	type boomArgs struct {
 		Kind string `json:"kind" arg:"text"`
 	}
-	boom := &tool{name: "boom", scope: "memory:read", toolArgs: typed(func(ctx context.Context, p principal, a *boomArgs) (any, error) {
+	boom := &Tool{Name: "boom", Scope: "memory:read", ToolArgs: Typed(func(ctx context.Context, p Principal, a *boomArgs) (any, error) {
 		panic(values[a.Kind])
 	})}
-	tools := newToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*tool{boom})
+	tools := NewToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*Tool{boom})
 	authn := func(context.Context, []byte) (store.Auth, error) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = handleMCP(logger, tools, &cfg, authn)
+	var h http.Handler = HandleMCP(logger, tools, &cfg, authn)
 	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, cfg.Metrics, web.WithSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -27,7 +27,7 @@ import (
 // so is one its schema's argChecks entry refuses, in field order.
 
 // toolArgs is what typed derives for one tool.
-type toolArgs struct {
+type ToolArgs struct {
 	args     []toolArg // in field order
 	required []string
 	// decode decodes the arguments into a new value of the struct (a pointer).
@@ -36,7 +36,7 @@ type toolArgs struct {
 	// (checkArgs), with the message of an invalid_argument.
 	check func(a any) error
 	// run calls the handler with that value.
-	run func(ctx context.Context, p principal, a any) (any, error)
+	run func(ctx context.Context, p Principal, a any) (any, error)
 }
 
 type toolArg struct {
@@ -47,7 +47,7 @@ type toolArg struct {
 }
 
 // typed makes the toolArgs of a handler whose arguments are A.
-func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, error)) toolArgs {
+func Typed[A any](handle func(ctx context.Context, p Principal, a *A) (any, error)) ToolArgs {
 	ta, names := argsOf(reflect.TypeFor[A]())
 	ta.decode = func(raw json.RawMessage) (any, error) {
 		a := new(A)
@@ -57,7 +57,7 @@ func typed[A any](handle func(ctx context.Context, p principal, a *A) (any, erro
 		return a, nil
 	}
 	ta.check = func(a any) error { return checkArgs(ta.args, reflect.ValueOf(a).Elem()) }
-	ta.run = func(ctx context.Context, p principal, a any) (any, error) {
+	ta.run = func(ctx context.Context, p Principal, a any) (any, error) {
 		return handle(ctx, p, a.(*A))
 	}
 	return ta
@@ -93,7 +93,7 @@ func checkArgs(args []toolArg, v reflect.Value) error {
 // argsOf reads the fields of struct type t, and their argument names. A
 // field without both tags, or naming a schema that does not exist, is a
 // programming error: it panics when the tool table is built, which every test does.
-func argsOf(t reflect.Type) (ta toolArgs, names []string) {
+func argsOf(t reflect.Type) (ta ToolArgs, names []string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -9,9 +9,9 @@ import (
 )
 
 // allTools is every tool of the server, with no dependencies behind them.
-func allTools() []*tool {
-	var out []*tool
-	for _, g := range [][]*tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
+func allTools() []*Tool {
+	var out []*Tool
+	for _, g := range [][]*Tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
 		newWorkflowTools(nil, nil, nil, nil).tools()} {
 		out = append(out, g...)
 	}
@@ -32,7 +32,7 @@ func TestToolArgumentsOneDeclaration(t *testing.T) {
 		s := tl.inputSchema()
 		props := s["properties"].(map[string]any)
 		if s["additionalProperties"] != false {
-			t.Errorf("%s: additionalProperties = %v", tl.name, s["additionalProperties"])
+			t.Errorf("%s: additionalProperties = %v", tl.Name, s["additionalProperties"])
 		}
 		all := map[string]any{}
 		for name := range props {
@@ -40,26 +40,26 @@ func TestToolArgumentsOneDeclaration(t *testing.T) {
 		}
 		raw, _ := json.Marshal(all)
 		if _, err := tl.decode(raw); err != nil {
-			t.Errorf("%s: every schema property at once refused: %v", tl.name, err)
+			t.Errorf("%s: every schema property at once refused: %v", tl.Name, err)
 		}
 		for name := range props {
 			for _, other := range []string{name + "_", strings.ToUpper(name)} {
 				if _, err := tl.decode(json.RawMessage(`{"` + other + `":null}`)); err == nil {
-					t.Errorf("%s: %q accepted, but the schema does not name it", tl.name, other)
+					t.Errorf("%s: %q accepted, but the schema does not name it", tl.Name, other)
 				}
 			}
 		}
 		if _, err := tl.decode(json.RawMessage(`{"not_an_argument":1}`)); err == nil {
-			t.Errorf("%s: an unknown argument accepted", tl.name)
+			t.Errorf("%s: an unknown argument accepted", tl.Name)
 		}
 		req, _ := s["required"].([]string)
 		for _, r := range req {
 			if _, ok := props[r]; !ok {
-				t.Errorf("%s: required %q is not a property", tl.name, r)
+				t.Errorf("%s: required %q is not a property", tl.Name, r)
 			}
 		}
-		if slices.Contains([]string{"git_document_get"}, tl.name) != (len(req) == 1 && req[0] == "source_id") {
-			t.Errorf("%s: required = %v", tl.name, req)
+		if slices.Contains([]string{"git_document_get"}, tl.Name) != (len(req) == 1 && req[0] == "source_id") {
+			t.Errorf("%s: required = %v", tl.Name, req)
 		}
 	}
 }
@@ -76,7 +76,7 @@ func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
 			t.Error("a field without an arg tag was accepted")
 		}
 	}()
-	typed(func(_ context.Context, _ principal, _ *noTag) (any, error) { return nil, nil })
+	Typed(func(_ context.Context, _ Principal, _ *noTag) (any, error) { return nil, nil })
 }
 
 // TestRequiredArgumentMessages: checkArgs refuses a missing required
@@ -84,9 +84,9 @@ func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
 // when it checked them itself, the first in field order.
 func TestRequiredArgumentMessages(t *testing.T) {
 	t.Parallel()
-	byName := map[string]*tool{}
+	byName := map[string]*Tool{}
 	for _, tl := range allTools() {
-		byName[tl.name] = tl
+		byName[tl.Name] = tl
 	}
 	badKey := "key must be 1-200 bytes of [A-Za-z0-9._/-]"
 	for _, c := range []struct{ tool, args, want string }{

@@ -14,38 +14,38 @@ import (
 
 // tool is one MCP tool: its public definition, the scope it needs, and its
 // typed arguments and handler (tool_args.go).
-type tool struct {
-	name        string
-	title       string
-	description string
-	scope       string
-	readOnly    bool
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Scope       string
+	ReadOnly    bool
 	// destructive: the tool replaces or removes what is there (MCP's
 	// destructiveHint), and calling it again with the same arguments changes
 	// nothing more (idempotentHint). The other write tools only add.
-	destructive bool
-	toolArgs
+	Destructive bool
+	ToolArgs
 }
 
 // noArgs are the arguments of a tool that takes none.
-type noArgs struct{}
+type NoArgs struct{}
 
 // toolTable is built once and read-only afterwards.
-type toolTable struct {
+type ToolTable struct {
 	logger  *slog.Logger
-	tools   []*tool
-	byName  map[string]*tool
+	tools   []*Tool
+	byName  map[string]*Tool
 	limiter *web.RateLimiter
 	metrics *metrics.Metrics
 	now     func() time.Time
 }
 
-func newToolTable(logger *slog.Logger, limiter *web.RateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*tool) *toolTable {
-	tt := &toolTable{logger: logger, byName: map[string]*tool{}, limiter: limiter, metrics: metrics, now: now}
+func NewToolTable(logger *slog.Logger, limiter *web.RateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*Tool) *ToolTable {
+	tt := &ToolTable{logger: logger, byName: map[string]*Tool{}, limiter: limiter, metrics: metrics, now: now}
 	for _, g := range groups {
 		for _, t := range g {
 			tt.tools = append(tt.tools, t)
-			tt.byName[t.name] = t
+			tt.byName[t.Name] = t
 		}
 	}
 	return tt
@@ -62,14 +62,14 @@ var callParamKeys = []string{"name", "arguments", "_meta", "task", "inputRespons
 // toolCall is a tools/call request, decoded once the bearer token has been
 // checked.
 type toolCall struct {
-	t      *tool
+	t      *Tool
 	args   any   // the decoded arguments (toolArgs.decode)
 	argErr error // why they could not be decoded or were refused: answered after the scope check
 }
 
 // parseCall decodes tools/call params. Its errors are protocol errors
 // (JSON-RPC -32602): unknown tool, params or arguments that are not an object.
-func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
+func (tt *ToolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -105,57 +105,57 @@ func (tt *toolTable) parseCall(params json.RawMessage) (toolCall, error) {
 // tool runs, and the principal's limit comes before the tool touches the
 // database (so a refused call writes no audit row); everything else is a
 // tool result, isError for failures.
-func (tt *toolTable) call(ctx context.Context, who principal, c toolCall) (any, error) {
+func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (any, error) {
 	t := c.t
 	start := time.Now()
 	code := "ok"
 	defer func() {
-		web.AddLog(ctx, slog.String("tool", t.name), slog.String("code", code))
-		tt.metrics.ToolCall(t.name, code, time.Since(start))
+		web.AddLog(ctx, slog.String("tool", t.Name), slog.String("code", code))
+		tt.metrics.ToolCall(t.Name, code, time.Since(start))
 	}()
 	// Because the scope check comes first, a caller without the scope causes
 	// no provider call; nor a store write, since the read's statement writes
 	// no row for a token without documents:read.
-	if !who.hasScope(t.scope) {
+	if !who.HasScope(t.Scope) {
 		code = "insufficient_scope"
-		return nil, who.missing(t.scope)
+		return nil, who.Missing(t.Scope)
 	}
 	var result any
 	var err error
-	wait, ok := tt.limiter.Allow(who.subject(), tt.now())
+	wait, ok := tt.limiter.Allow(who.Subject(), tt.now())
 	switch {
 	case !ok:
-		err = retryAfter("too many tool calls; retry later", wait)
+		err = RetryAfter("too many tool calls; retry later", wait)
 	case c.argErr != nil:
 		// The published inputSchema is authoritative: an argument it does not
 		// name was refused when the call was decoded, whatever the handler
 		// would do with it.
-		err = invalidArgument(c.argErr.Error())
+		err = InvalidArgument(c.argErr.Error())
 	default:
 		result, err = t.run(ctx, who, c.args)
 		// A tool whose result would carry text read from GitHub refuses a
 		// caller without documents:read (needDocuments) before it reads any.
-		var se *scopeError
+		var se *ScopeError
 		if errors.As(err, &se) {
 			code = "insufficient_scope"
 			return nil, se
 		}
 	}
 	if err != nil {
-		err = quotaError(err)
+		err = QuotaError(err)
 		var public string
-		code, public = classify(err)
+		code, public = Classify(err)
 		if code == "internal" || code == "store_unavailable" {
-			tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.name, "code", code, "err", err)
+			tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.Name, "code", code, "err", err)
 			if code == "internal" {
 				public += " (request " + web.RequestID(ctx) + ")"
 			}
 		}
 		r := toolError(code, public)
-		var fe *fieldsError
+		var fe *FieldsError
 		if errors.As(err, &fe) {
 			obj := map[string]any{"code": code, "message": public}
-			maps.Copy(obj, fe.errorFields())
+			maps.Copy(obj, fe.Fields())
 			r.StructuredContent = map[string]any{"error": obj}
 		}
 		return r, nil

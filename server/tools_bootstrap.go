@@ -18,8 +18,8 @@ type sourceLimits struct {
 	MaxFragmentBytes int `json:"max_fragment_bytes"`
 }
 
-func (d *documentTools) bootstrap(ctx context.Context, p principal, _ *noArgs) (any, error) {
-	sources, err := d.st.ActiveSources(ctx, p.auth.ProjectID)
+func (d *documentTools) bootstrap(ctx context.Context, p Principal, _ *NoArgs) (any, error) {
+	sources, err := d.st.ActiveSources(ctx, p.Auth.ProjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -34,9 +34,9 @@ func (d *documentTools) bootstrap(ctx context.Context, p principal, _ *noArgs) (
 		})
 	}
 	if !runtime {
-		return nil, newCoded("runtime_unconfigured", "the project has no active runtime document source: an administrator "+
-			"adds one with heyaira-admin add-document-source --project-id "+p.auth.ProjectID+
+		return nil, NewCoded("runtime_unconfigured", "the project has no active runtime document source: an administrator "+
+			"adds one with heyaira-admin add-document-source --project-id "+p.Auth.ProjectID+
 			" --document-role runtime --github-owner O --github-repository R --path PATH --commit-sha SHA")
 	}
-	return map[string]any{"project_id": p.auth.ProjectID, "sources": views}, nil
+	return map[string]any{"project_id": p.Auth.ProjectID, "sources": views}, nil
 }

@@ -61,12 +61,12 @@ type listProfile struct {
 // makes no GitHub request. The tool needs only workflows:read, so which
 // repositories and paths the instructions come from is shown only with
 // documents:read, the grant that lets an agent near GitHub content.
-func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, error) {
-	located := p.hasScope(oauth.DocumentsRead)
+func (w *workflowTools) list(ctx context.Context, p Principal, _ *NoArgs) (any, error) {
+	located := p.HasScope(oauth.DocumentsRead)
 	profiles := catalog.Profiles()
 	// The verifier configuration gives mode:verifier; each profile's worker
 	// configuration gives core, mode:worker and its role instructions.
-	verifier, err := w.st.DispatchConfig(ctx, p.auth.ProjectID, profiles[0].Name, "verifier")
+	verifier, err := w.st.DispatchConfig(ctx, p.Auth.ProjectID, profiles[0].Name, "verifier")
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (w *workflowTools) list(ctx context.Context, p principal, _ *noArgs) (any, 
 	var account []listLayer
 	var missing []string
 	for i, prof := range profiles {
-		cfg, err := w.st.DispatchConfig(ctx, p.auth.ProjectID, prof.Name, "worker")
+		cfg, err := w.st.DispatchConfig(ctx, p.Auth.ProjectID, prof.Name, "worker")
 		if err != nil {
 			return nil, err
 		}

@@ -33,17 +33,17 @@ type documentTools struct {
 	now     func() time.Time
 }
 
-func (d *documentTools) tools() []*tool {
-	return []*tool{
-		{name: "runtime_bootstrap_get", title: "Get runtime bootstrap", scope: "documents:read", readOnly: true,
-			description: "List the project's active allowlisted documents (source_id, repository, role, path, " +
+func (d *documentTools) tools() []*Tool {
+	return []*Tool{
+		{Name: "runtime_bootstrap_get", Title: "Get runtime bootstrap", Scope: "documents:read", ReadOnly: true,
+			Description: "List the project's active allowlisted documents (source_id, repository, role, path, " +
 				"pinned commit or tracking branch, limits). Fails with runtime_unconfigured when no runtime source exists.",
-			toolArgs: typed(d.bootstrap)},
-		{name: "git_document_get", title: "Read an allowlisted document", scope: "documents:read", readOnly: true,
-			description: "Read one UTF-8 fragment (at most the source's fragment limit, ≤ 64 KB) of an allowlisted " +
+			ToolArgs: Typed(d.bootstrap)},
+		{Name: "git_document_get", Title: "Read an allowlisted document", Scope: "documents:read", ReadOnly: true,
+			Description: "Read one UTF-8 fragment (at most the source's fragment limit, ≤ 64 KB) of an allowlisted " +
 				"GitHub document at its pinned commit, with SHA-256 of the whole file and of the fragment. " +
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
-			toolArgs: typed(d.get)},
+			ToolArgs: Typed(d.get)},
 	}
 }
 
@@ -78,11 +78,11 @@ type documentGetArgs struct {
 func validateGet(a *documentGetArgs) error {
 	switch {
 	case a.Cursor != nil && a.StartByte != nil:
-		return invalidArgument("cursor and start_byte cannot be combined")
+		return InvalidArgument("cursor and start_byte cannot be combined")
 	case a.StartByte != nil && *a.StartByte < 0:
-		return newCoded("byte_range_invalid", "start_byte must not be negative")
+		return NewCoded("byte_range_invalid", "start_byte must not be negative")
 	case a.MaxBytes != nil && *a.MaxBytes < 1:
-		return invalidArgument("max_bytes must be at least 1")
+		return InvalidArgument("max_bytes must be at least 1")
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func validateGet(a *documentGetArgs) error {
 // authorization (read_authorize.go), GitHub, then its audit row, committed
 // before the answer is returned. Every read that names a source is audited,
 // refused ones included (another project's id, a forged cursor).
-func (d *documentTools) get(ctx context.Context, p principal, args *documentGetArgs) (any, error) {
+func (d *documentTools) get(ctx context.Context, p Principal, args *documentGetArgs) (any, error) {
 	if err := validateGet(args); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (d *documentTools) get(ctx context.Context, p principal, args *documentGetA
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment
 // the arguments or the cursor ask for. The result shares no memory with the file.
-func (d *documentTools) read(ctx context.Context, p principal, src store.DocumentSource, cur *cursor.Cursor, start64 int64, maxArg *int64) (*documentResult, error) {
+func (d *documentTools) read(ctx context.Context, p Principal, src store.DocumentSource, cur *cursor.Cursor, start64 int64, maxArg *int64) (*documentResult, error) {
 	release, err := d.flights.acquire(ctx, p)
 	if err != nil {
 		return nil, err
@@ -124,17 +124,17 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	f, err := d.gh.GetFile(ctx, github.Binding{
 		Owner: src.GitHubOwner, Repo: src.GitHubRepository,
 		InstallationID: src.GitHubInstallationID, RepositoryID: deref(src.GitHubRepositoryID),
-		Tenant: p.auth.ProjectID, // GitHub's secondary limits then hold this project (github/ratelimits.go)
+		Tenant: p.Auth.ProjectID, // GitHub's secondary limits then hold this project (github/ratelimits.go)
 	}, src.Path, *src.CommitSHA)
 	if err != nil {
-		return nil, githubFailure(err)
+		return nil, GitHubFailure(err)
 	}
 	fileSHA := hex.EncodeToString(f.SHA256[:])
 	start := int(min(start64, int64(len(f.Content))+1))
 	// A cursor is bound to the file's hash: a changed file cannot be
 	// continued, because its offsets no longer mean the same bytes.
 	if cur != nil && cur.FileSHA256 != fileSHA {
-		return nil, newCoded("provider_inconsistent", "the document changed since the cursor was issued")
+		return nil, NewCoded("provider_inconsistent", "the document changed since the cursor was issued")
 	}
 	limit := src.FragmentLimit
 	if maxArg != nil && *maxArg < int64(limit) {
@@ -144,7 +144,7 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	if errors.Is(err, errBelowCharacter) && limit == src.FragmentLimit {
 		// A limit under 4 bytes cannot hold every character: only an
 		// administrator can raise it (docs/document-sources.md).
-		return nil, newCoded("byte_range_invalid", "the source's fragment limit of "+strconv.Itoa(limit)+
+		return nil, NewCoded("byte_range_invalid", "the source's fragment limit of "+strconv.Itoa(limit)+
 			" bytes is smaller than the character at start_byte")
 	}
 	if err != nil {
@@ -160,7 +160,7 @@ func (d *documentTools) read(ctx context.Context, p principal, src store.Documen
 	}
 	if end < len(f.Content) {
 		res.NextCursor = d.cursors.Encode(cursor.Cursor{
-			Kind: cursorKindDoc, Project: p.auth.ProjectID, Principal: p.subject(), Source: src.ID,
+			Kind: cursorKindDoc, Project: p.Auth.ProjectID, Principal: p.Subject(), Source: src.ID,
 			Commit: *src.CommitSHA, Path: src.Path, Offset: int64(end), FileSHA256: fileSHA,
 			Expires: d.now().Add(cursorLifetime),
 		})

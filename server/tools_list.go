@@ -8,7 +8,7 @@ import (
 
 // inputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
-func (t *tool) inputSchema() map[string]any {
+func (t *Tool) inputSchema() map[string]any {
 	props := map[string]any{}
 	for _, a := range t.args {
 		props[a.name] = a.schema
@@ -22,17 +22,17 @@ func (t *tool) inputSchema() map[string]any {
 
 // list returns every tool's definition for tools/list, whatever the caller's
 // scopes: a client learns what exists, and a 403 names the scope it lacks.
-func (tt *toolTable) list() []map[string]any {
+func (tt *ToolTable) list() []map[string]any {
 	out := make([]map[string]any, 0, len(tt.tools))
 	for _, t := range tt.tools {
-		ann := map[string]any{"title": t.title, "readOnlyHint": t.readOnly, "openWorldHint": false}
-		if !t.readOnly {
-			ann["destructiveHint"], ann["idempotentHint"] = t.destructive, t.destructive
+		ann := map[string]any{"title": t.Title, "readOnlyHint": t.ReadOnly, "openWorldHint": false}
+		if !t.ReadOnly {
+			ann["destructiveHint"], ann["idempotentHint"] = t.Destructive, t.Destructive
 		}
 		out = append(out, map[string]any{
-			"name":        t.name,
-			"title":       t.title,
-			"description": t.description,
+			"name":        t.Name,
+			"title":       t.Title,
+			"description": t.Description,
 			"inputSchema": t.inputSchema(),
 			"annotations": ann,
 		})

@@ -20,53 +20,53 @@ type taskTools struct {
 	pages pager
 }
 
-func (tk *taskTools) tools() []*tool {
-	return []*tool{
-		{name: "task_create", title: "Create task", scope: "tasks:write",
-			description: "Create an open project task with a title (≤ 200 bytes) and an optional body (≤ 64 KiB).",
-			toolArgs:    typed(tk.create)},
-		{name: "task_get", title: "Get task", scope: "tasks:read", readOnly: true,
-			description: "Return one project task.",
-			toolArgs:    typed(tk.get)},
-		{name: "task_list", title: "List tasks", scope: "tasks:read", readOnly: true,
-			description: "List project tasks, optionally with one status; follow next_cursor for more.",
-			toolArgs:    typed(tk.list)},
-		{name: "task_update", title: "Update task", scope: "tasks:write", destructive: true,
-			description: "Change a task's title, body or status (open, in_progress, done, cancelled).",
-			toolArgs:    typed(tk.update)},
+func (tk *taskTools) tools() []*Tool {
+	return []*Tool{
+		{Name: "task_create", Title: "Create task", Scope: "tasks:write",
+			Description: "Create an open project task with a title (≤ 200 bytes) and an optional body (≤ 64 KiB).",
+			ToolArgs:    Typed(tk.create)},
+		{Name: "task_get", Title: "Get task", Scope: "tasks:read", ReadOnly: true,
+			Description: "Return one project task.",
+			ToolArgs:    Typed(tk.get)},
+		{Name: "task_list", Title: "List tasks", Scope: "tasks:read", ReadOnly: true,
+			Description: "List project tasks, optionally with one status; follow next_cursor for more.",
+			ToolArgs:    Typed(tk.list)},
+		{Name: "task_update", Title: "Update task", Scope: "tasks:write", Destructive: true,
+			Description: "Change a task's title, body or status (open, in_progress, done, cancelled).",
+			ToolArgs:    Typed(tk.update)},
 	}
 }
 
-var errTaskNotFound = newCoded("not_found", "no such task in this project")
+var errTaskNotFound = NewCoded("not_found", "no such task in this project")
 
 type taskCreateArgs struct {
 	Title *string `json:"title" arg:"title,required"`
 	Body  *string `json:"body" arg:"text"`
 }
 
-func (tk *taskTools) create(ctx context.Context, p principal, a *taskCreateArgs) (any, error) {
+func (tk *taskTools) create(ctx context.Context, p Principal, a *taskCreateArgs) (any, error) {
 	if err := validTask(a.Title, a.Body, nil); err != nil {
 		return nil, err
 	}
-	return tk.st.CreateTask(ctx, p.auth.ProjectID, *a.Title, deref(a.Body), p.subject())
+	return tk.st.CreateTask(ctx, p.Auth.ProjectID, *a.Title, deref(a.Body), p.Subject())
 }
 
 type taskGetArgs struct {
 	TaskID *string `json:"task_id" arg:"uuid,required"`
 }
 
-func (tk *taskTools) get(ctx context.Context, p principal, a *taskGetArgs) (any, error) {
+func (tk *taskTools) get(ctx context.Context, p Principal, a *taskGetArgs) (any, error) {
 	return getTask(ctx, tk.st, p, *a.TaskID)
 }
 
 // getTask returns a task of the caller's project; a malformed id is
 // answered as an unknown one.
-func getTask(ctx context.Context, st *store.DB, p principal, id string) (store.Task, error) {
+func getTask(ctx context.Context, st *store.DB, p Principal, id string) (store.Task, error) {
 	if !store.IsUUID(id) {
 		return store.Task{}, errTaskNotFound
 	}
-	t, err := st.GetTask(ctx, p.auth.ProjectID, id)
-	return t, notFound(err, errTaskNotFound)
+	t, err := st.GetTask(ctx, p.Auth.ProjectID, id)
+	return t, NotFound(err, errTaskNotFound)
 }
 
 type taskUpdateArgs struct {
@@ -76,15 +76,15 @@ type taskUpdateArgs struct {
 	Status *string `json:"status" arg:"status"`
 }
 
-func (tk *taskTools) update(ctx context.Context, p principal, a *taskUpdateArgs) (any, error) {
+func (tk *taskTools) update(ctx context.Context, p Principal, a *taskUpdateArgs) (any, error) {
 	if err := validTask(a.Title, a.Body, a.Status); err != nil {
 		return nil, err
 	}
 	if !store.IsUUID(*a.TaskID) {
 		return nil, errTaskNotFound
 	}
-	t, err := tk.st.UpdateTask(ctx, p.auth.ProjectID, *a.TaskID, store.TaskUpdate{Title: a.Title, Body: a.Body, Status: a.Status})
-	return t, notFound(err, errTaskNotFound)
+	t, err := tk.st.UpdateTask(ctx, p.Auth.ProjectID, *a.TaskID, store.TaskUpdate{Title: a.Title, Body: a.Body, Status: a.Status})
+	return t, NotFound(err, errTaskNotFound)
 }
 
 type taskListArgs struct {
@@ -93,7 +93,7 @@ type taskListArgs struct {
 	Cursor *string `json:"cursor" arg:"cursor"`
 }
 
-func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (any, error) {
+func (tk *taskTools) list(ctx context.Context, p Principal, a *taskListArgs) (any, error) {
 	if err := validTask(nil, nil, a.Status); err != nil {
 		return nil, err
 	}
@@ -102,23 +102,23 @@ func (tk *taskTools) list(ctx context.Context, p principal, a *taskListArgs) (an
 		return nil, err
 	}
 	return listPage(tk.pages, "task_list", p, a.Cursor, limit, "tasks", func(after string) ([]store.Task, error) {
-		return tk.st.ListTasks(ctx, p.auth.ProjectID, deref(a.Status), after, limit, maxPageBytes)
+		return tk.st.ListTasks(ctx, p.Auth.ProjectID, deref(a.Status), after, limit, maxPageBytes)
 	}, func(t store.Task) string { return t.ID }, func(t store.Task) int { return len(t.Title) + len(t.Body) })
 }
 
 // validTask checks the optional task fields that are present.
 func validTask(title, body, status *string) error {
 	if title != nil && (len(*title) == 0 || len(*title) > maxTaskTitle) {
-		return invalidArgument("title must be 1-200 bytes")
+		return InvalidArgument("title must be 1-200 bytes")
 	}
 	if body != nil && len(*body) > maxTaskBody {
-		return invalidArgument("body must be at most 65536 bytes")
+		return InvalidArgument("body must be at most 65536 bytes")
 	}
 	if err := noNUL(deref(title), deref(body)); err != nil {
 		return err
 	}
 	if status != nil && !slices.Contains(taskStatuses, *status) {
-		return invalidArgument("status must be one of open, in_progress, done, cancelled")
+		return InvalidArgument("status must be one of open, in_progress, done, cancelled")
 	}
 	return nil
 }

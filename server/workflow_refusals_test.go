@@ -103,9 +103,9 @@ func TestWorkflowDispatchBudgetExceeded(t *testing.T) {
 	}
 	// The error carries the sizes as fields too (merged into
 	// structuredContent.error by the tool table when it supports it).
-	fe := budgetExceeded(&catalog.BudgetError{Limit: 61440, Total: 61441}).(*fieldsError)
-	if fe.errorFields()["total_bytes"] != 61441 || fe.err.code != "catalog_budget_exceeded" {
-		t.Errorf("fields = %v", fe.errorFields())
+	fe := budgetExceeded(&catalog.BudgetError{Limit: 61440, Total: 61441}).(*FieldsError)
+	if fe.Fields()["total_bytes"] != 61441 || fe.Code() != "catalog_budget_exceeded" {
+		t.Errorf("fields = %v", fe.Fields())
 	}
 }
 
