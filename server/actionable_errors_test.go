@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"heyaira/github"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -67,7 +68,7 @@ func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 		{"no installation", e.gh.Client(), github.Binding{Owner: "o", Repo: "r"}, "--github-installation-id"},
 	} {
 		_, err := c.client.GetFile(context.Background(), c.b, "x.md", commitA)
-		code, public := Classify(err)
+		code, public := mcp.Classify(err)
 		if code != "provider_unconfigured" || !strings.Contains(public, c.want) {
 			t.Errorf("%s: %s %q, want provider_unconfigured naming %s", c.name, code, public, c.want)
 		}

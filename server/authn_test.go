@@ -12,6 +12,7 @@ import (
 
 	"heyaira/oauth"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -44,8 +45,8 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		return store.Auth{}, store.ErrNotFound
 	}
 	docs := &documentTools{}
-	tools := NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
-	h := HandleMCP(slog.New(slog.DiscardHandler), tools, &cfg, authn)
+	tools := mcp.NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
+	h := mcp.HandleMCP(slog.New(slog.DiscardHandler), tools, cfg.mcpConfig(), authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":` + args + `}}`

@@ -224,4 +224,3 @@ func TestCIMDCacheControl(t *testing.T) {
 		}
 	}
 }
-

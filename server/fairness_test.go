@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -120,13 +121,13 @@ func TestBT21InFlightShares(t *testing.T) {
 		cfg := &Config{GitHubInFlight: 64}
 		cfg.setDefaults()
 		f := newFlightCap(cfg)
-		as := func(project, who string) Principal {
-			p := Principal{}
+		as := func(project, who string) mcp.Principal {
+			p := mcp.Principal{}
 			p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", project, who
 			return p
 		}
 		var releases []func()
-		take := func(p Principal, n int) {
+		take := func(p mcp.Principal, n int) {
 			t.Helper()
 			for i := range n {
 				r, err := f.acquire(context.Background(), p)
@@ -136,11 +137,11 @@ func TestBT21InFlightShares(t *testing.T) {
 				releases = append(releases, r)
 			}
 		}
-		refused := func(p Principal, what string) {
+		refused := func(p mcp.Principal, what string) {
 			t.Helper()
 			start := time.Now()
 			_, err := f.acquire(context.Background(), p)
-			var fe *FieldsError
+			var fe *mcp.FieldsError
 			if !errors.As(err, &fe) || fe.Code() != "rate_limited" || fe.Fields()["retry_after_seconds"] != 1 {
 				t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
 			}
@@ -183,7 +184,7 @@ func TestBT21InFlightShares(t *testing.T) {
 		}()
 		if _, err := f.acquire(ctx, as("p1", "u1")); err == nil {
 			t.Error("a ninth request got a slot")
-		} else if code, _ := Classify(err); code != "provider_unavailable" {
+		} else if code, _ := mcp.Classify(err); code != "provider_unavailable" {
 			t.Errorf("a wait ended by its request: %s (%v), want provider_unavailable", code, err)
 		}
 	})

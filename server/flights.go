@@ -8,6 +8,7 @@ import (
 
 	"heyaira/github"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 )
 
 // GitHub requests in flight. GitHub allows about 100 concurrent requests per
@@ -37,12 +38,12 @@ func newFlightCap(cfg *Config) *flightCap {
 	}
 }
 
-var errInFlight = RetryAfter("too many GitHub requests in flight; retry shortly", time.Second)
+var errInFlight = mcp.RetryAfter("too many GitHub requests in flight; retry shortly", time.Second)
 
 // acquire counts one GitHub request of caller p against its project's
 // pace and takes its slots. The returned release must be called
 // once the request is done.
-func (f *flightCap) acquire(ctx context.Context, p Principal) (release func(), err error) {
+func (f *flightCap) acquire(ctx context.Context, p mcp.Principal) (release func(), err error) {
 	now := f.now()
 	if err := f.pace.take(p.Auth.ProjectID, p.Auth.GitHubRequestsHourly, now); err != nil {
 		return nil, err

@@ -1,6 +1,10 @@
 package server
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"heyaira/server/mcp"
+)
 
 // fragmentEnd returns the end of the fragment that starts at start and holds
 // at most limit bytes of content, moved back to a UTF-8 character boundary.
@@ -11,10 +15,10 @@ import "unicode/utf8"
 func fragmentEnd(content []byte, start, limit int) (int, error) {
 	total := len(content)
 	if start < 0 || start > total {
-		return 0, NewCoded("byte_range_invalid", "start_byte is beyond the end of the document")
+		return 0, mcp.NewCoded("byte_range_invalid", "start_byte is beyond the end of the document")
 	}
 	if start < total && !utf8.RuneStart(content[start]) {
-		return 0, NewCoded("byte_range_invalid", "start_byte is not on a UTF-8 character boundary")
+		return 0, mcp.NewCoded("byte_range_invalid", "start_byte is not on a UTF-8 character boundary")
 	}
 	end := min(start+limit, total)
 	// Step back over continuation bytes; a character is at most 4 bytes, so
@@ -30,4 +34,4 @@ func fragmentEnd(content []byte, start, limit int) (int, error) {
 
 // errBelowCharacter is a limit too small for the character at start; read
 // names the source's fragment limit instead when that was the bound.
-var errBelowCharacter = NewCoded("byte_range_invalid", "max_bytes is smaller than the character at start_byte")
+var errBelowCharacter = mcp.NewCoded("byte_range_invalid", "max_bytes is smaller than the character at start_byte")

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"heyaira/server/mcp"
 )
 
 func TestFragmentEnd(t *testing.T) {
@@ -33,7 +35,7 @@ func TestFragmentEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := fragmentEnd(content, tt.start, tt.limit)
 			if tt.wantCode != "" {
-				var ce *CodedError
+				var ce *mcp.CodedError
 				if !errors.As(err, &ce) || ce.Code() != tt.wantCode {
 					t.Fatalf("fragmentEnd(%d, %d) err = %v, want %s", tt.start, tt.limit, err, tt.wantCode)
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/server/mcp"
 )
 
 // sharedInstallation is two projects whose repositories are on one GitHub
@@ -141,13 +142,13 @@ func TestBT24NoBoundaryDoublesThePace(t *testing.T) {
 	cfg := &Config{GitHubHourlyBudget: 6000, Now: func() time.Time { return now }}
 	cfg.setDefaults()
 	f := newFlightCap(cfg)
-	p := Principal{}
+	p := mcp.Principal{}
 	p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", "p", "u"
 	spend := func(n int) (ok int) {
 		for range n {
 			release, err := f.acquire(context.Background(), p)
 			if err != nil {
-				var fe *FieldsError
+				var fe *mcp.FieldsError
 				if !errors.As(err, &fe) || fe.Code() != "rate_limited" {
 					t.Fatalf("refusal %v, want rate_limited", err)
 				}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 )
 
 // githubPace paces each project's GitHub requests with one token bucket.
@@ -52,7 +53,7 @@ func (p *githubPace) take(project string, limit int, now time.Time) error {
 	burst := min(hourly, max(githubPaceFloor, (hourly+githubPaceShare-1)/githubPaceShare))
 	rate := float64(hourly) / float64(p.replicas) / time.Hour.Seconds()
 	if wait, ok := p.buckets.Take(project, rate, float64((burst+p.replicas-1)/p.replicas), now); !ok {
-		return RetryAfter("the project's GitHub request budget is spent for now; retry after the wait", wait)
+		return mcp.RetryAfter("the project's GitHub request budget is spent for now; retry after the wait", wait)
 	}
 	return nil
 }

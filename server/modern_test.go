@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"heyaira/server/mcp"
 )
 
 // modernBody is a 2026-07-28 request: the version in params._meta.
@@ -15,7 +17,7 @@ func modernBody(method, version string, params map[string]any) string {
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = map[string]any{metaProtocolVersion: version,
+	params["_meta"] = map[string]any{mcp.MetaProtocolVersion: version,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
 	return string(b)
@@ -106,20 +108,20 @@ func TestModernEra(t *testing.T) {
 		status int
 		code   float64
 	}{
-		{"header names another version", e.modernPost(tok, "tools/list", v, "2025-06-18", nil), 400, codeHeaderMismatch},
-		{"no version header", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, codeHeaderMismatch},
-		{"no Mcp-Method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, codeHeaderMismatch},
-		{"Mcp-Method of another method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, codeHeaderMismatch},
-		{"no Mcp-Name", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, codeHeaderMismatch},
-		{"Mcp-Name of another tool", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, codeHeaderMismatch},
+		{"header names another version", e.modernPost(tok, "tools/list", v, "2025-06-18", nil), 400, mcp.CodeHeaderMismatch},
+		{"no version header", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Method of another method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Name", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Name of another tool", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, mcp.CodeHeaderMismatch},
 		{"_meta without the version", e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`,
-			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, codeInvalidParams},
+			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
 		{"_meta without the capabilities", e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
-			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, codeInvalidParams},
-		{"header mismatch before an unknown version", e.modernPost(tok, "tools/list", "2099-01-01", v, nil), 400, codeHeaderMismatch},
-		{"unknown method", e.modernPost(tok, "resources/subscribe", v, v, nil), 404, codeMethodNotFound},
-		{"ping is gone", e.modernPost(tok, "ping", v, v, nil), 404, codeMethodNotFound},
-		{"initialize with modern _meta", e.modernPost(tok, "initialize", v, v, nil), 404, codeMethodNotFound},
+			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
+		{"header mismatch before an unknown version", e.modernPost(tok, "tools/list", "2099-01-01", v, nil), 400, mcp.CodeHeaderMismatch},
+		{"unknown method", e.modernPost(tok, "resources/subscribe", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"ping is gone", e.modernPost(tok, "ping", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"initialize with modern _meta", e.modernPost(tok, "initialize", v, v, nil), 404, mcp.CodeMethodNotFound},
 	}
 	for _, tt := range refusals {
 		if code, _ := rpcErrorOf(t, tt.r); tt.r.status != tt.status || code != tt.code {
@@ -136,13 +138,13 @@ func TestModernEra(t *testing.T) {
 	}
 	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
 		"requestState": "eyJzdGVwIjoxfQ"})
-	if code, _ := rpcErrorOf(t, r); code != codeInvalidParams || !strings.Contains(string(r.raw), "requestState") {
+	if code, _ := rpcErrorOf(t, r); code != mcp.CodeInvalidParams || !strings.Contains(string(r.raw), "requestState") {
 		t.Errorf("tools/call with a requestState: %d %s", r.status, r.raw)
 	}
 
 	r = e.modernPost(tok, "tools/list", "2027-01-01", "2027-01-01", nil)
 	code, data := rpcErrorOf(t, r)
-	if r.status != 400 || code != codeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
+	if r.status != 400 || code != mcp.CodeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
 		t.Errorf("unsupported version: %d %s", r.status, r.raw)
 	}
 }
@@ -187,7 +189,7 @@ func TestClaudeCode93290ModernMetaWithLegacyHeader(t *testing.T) {
 		t.Errorf("the connector's pair: %d %s", r.status, r.raw)
 	}
 	r = e.modernPost(tok, "tools/list", "2026-07-28", "2025-03-26", nil)
-	if code, _ := rpcErrorOf(t, r); r.status != 400 || code != codeHeaderMismatch {
+	if code, _ := rpcErrorOf(t, r); r.status != 400 || code != mcp.CodeHeaderMismatch {
 		t.Errorf("another pair: %d %s", r.status, r.raw)
 	}
 }

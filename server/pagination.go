@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"heyaira/cursor"
+	"heyaira/server/mcp"
 )
 
 const (
@@ -28,7 +29,7 @@ type pager struct {
 // ends early, with next_cursor, once its items pass maxPageBytes. A list
 // cursor is bound to the tool (kind), the project and the caller, and
 // carries the last key seen.
-func listPage[T any](pg pager, kind string, p Principal, cur *string, limit int, field string,
+func listPage[T any](pg pager, kind string, p mcp.Principal, cur *string, limit int, field string,
 	list func(after string) ([]T, error), key func(T) string, size func(T) int) (any, error) {
 	var after string
 	if cur != nil {
@@ -71,7 +72,7 @@ func pageSize(limit *int) (int, error) {
 		return defaultPageSize, nil
 	}
 	if *limit < 1 || *limit > maxPageSize {
-		return 0, InvalidArgument("limit must be between 1 and 200")
+		return 0, mcp.InvalidArgument("limit must be between 1 and 200")
 	}
 	return *limit, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"heyaira/cursor"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -28,7 +29,7 @@ type documentRead struct {
 // the order the tool answers them: the id, the cursor's signature, expiry,
 // kind, source, project and caller, then the source's state, then the
 // cursor's commit and path.
-func (d *documentTools) authorize(ctx context.Context, p Principal, a *documentGetArgs) documentRead {
+func (d *documentTools) authorize(ctx context.Context, p mcp.Principal, a *documentGetArgs) documentRead {
 	rd := documentRead{sourceID: *a.SourceID, start: deref(a.StartByte)}
 	if !store.IsUUID(rd.sourceID) {
 		// Answered exactly like an unknown id; the row names no target, the
@@ -50,7 +51,7 @@ func (d *documentTools) authorize(ctx context.Context, p Principal, a *documentG
 	}
 	src, err := d.st.ProjectSource(ctx, p.Auth.ProjectID, rd.sourceID)
 	if err != nil {
-		rd.err = NotFound(err, errSourceNotFound)
+		rd.err = mcp.NotFound(err, errSourceNotFound)
 		return rd
 	}
 	rd.src, rd.found = src, true
@@ -68,12 +69,12 @@ func (d *documentTools) authorize(ctx context.Context, p Principal, a *documentG
 }
 
 var (
-	errSourceNotFound    = NewCoded("source_not_found", "no such document source in this project")
-	errSourceRevoked     = NewCoded("source_revoked", "the document source has been revoked")
-	errRepositoryRevoked = NewCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
+	errSourceNotFound    = mcp.NewCoded("source_not_found", "no such document source in this project")
+	errSourceRevoked     = mcp.NewCoded("source_revoked", "the document source has been revoked")
+	errRepositoryRevoked = mcp.NewCoded("repository_revoked", "the source's repository has been unlinked from the project: "+
 		"an administrator can link it again with heyaira-admin link-repository; "+
 		"runtime_bootstrap_get lists the sources that can still be read")
-	errSourceRequiresDispatch = NewCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
+	errSourceRequiresDispatch = mcp.NewCoded("source_requires_dispatch", "the source tracks a branch, so it is not read on its own: "+
 		"call workflow_dispatch, which freezes the branch's current commit into the workflow's instructions; "+
 		"or an administrator pins the source to a commit (heyaira-admin add-document-source --commit-sha)")
 )
@@ -82,10 +83,10 @@ var (
 // what was read (path, commit, range, hashes), never content. A read
 // without its row fails closed: the caller returns the error instead of
 // the document.
-func (d *documentTools) audit(ctx context.Context, p Principal, rd documentRead, res *documentResult, readErr error) error {
+func (d *documentTools) audit(ctx context.Context, p mcp.Principal, rd documentRead, res *documentResult, readErr error) error {
 	code := store.OutcomeOK
 	if readErr != nil {
-		code, _ = Classify(QuotaError(readErr))
+		code, _ = mcp.Classify(mcp.QuotaError(readErr))
 	}
 	details := map[string]any{}
 	if rd.found {

@@ -8,6 +8,7 @@ import (
 	"heyaira/github"
 	"heyaira/server/authserver"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/server/metrics"
 	"heyaira/store"
 )
@@ -22,18 +23,19 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	pages := pager{cursors: cursors, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}
 	tasks := &taskTools{st: st, pages: pages}
-	tools := NewToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
+	tools := mcp.NewToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
 		newWorkflowTools(logger, st, gh, flights).tools())
 
-	origin := CheckOrigin(cfg)
-	mux.Handle("POST /mcp", origin(HandleMCP(logger, tools, cfg, StoreAuthenticator(st, cfg.Now))))
-	mux.Handle("GET /mcp", HandleMethodNotAllowed())
-	mux.Handle("DELETE /mcp", HandleMethodNotAllowed())
+	rs := cfg.mcpConfig()
+	origin := mcp.CheckOrigin(rs)
+	mux.Handle("POST /mcp", origin(mcp.HandleMCP(logger, tools, rs, mcp.StoreAuthenticator(st, cfg.Now))))
+	mux.Handle("GET /mcp", mcp.HandleMethodNotAllowed())
+	mux.Handle("DELETE /mcp", mcp.HandleMethodNotAllowed())
 
-	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", HandleResourceMetadata(cfg, cfg.resource()))
-	mux.Handle("OPTIONS /.well-known/oauth-protected-resource/mcp", HandleResourceMetadata(cfg, cfg.resource()))
-	mux.Handle("GET /.well-known/oauth-protected-resource", HandleResourceMetadata(cfg, cfg.PublicURL))
-	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", HandleResourceMetadata(cfg, cfg.PublicURL))
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", mcp.HandleResourceMetadata(rs, cfg.resource()))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource/mcp", mcp.HandleResourceMetadata(rs, cfg.resource()))
+	mux.Handle("GET /.well-known/oauth-protected-resource", mcp.HandleResourceMetadata(rs, cfg.PublicURL))
+	mux.Handle("OPTIONS /.well-known/oauth-protected-resource", mcp.HandleResourceMetadata(rs, cfg.PublicURL))
 
 	// OAuth authorization server (docs/design.md §8, docs/oauth.md). No bearer:
 	// these routes are how a client gets one. Pages use the session cookie.

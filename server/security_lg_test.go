@@ -25,6 +25,7 @@ import (
 	"heyaira/internal/logbuf"
 	"heyaira/oauth"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -348,15 +349,15 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	type boomArgs struct {
 		Kind string `json:"kind" arg:"text"`
 	}
-	boom := &Tool{Name: "boom", Scope: "memory:read", ToolArgs: Typed(func(ctx context.Context, p Principal, a *boomArgs) (any, error) {
+	boom := &mcp.Tool{Name: "boom", Scope: "memory:read", ToolArgs: mcp.Typed(func(ctx context.Context, p mcp.Principal, a *boomArgs) (any, error) {
 		panic(values[a.Kind])
 	})}
-	tools := NewToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*Tool{boom})
+	tools := mcp.NewToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*mcp.Tool{boom})
 	authn := func(context.Context, []byte) (store.Auth, error) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = HandleMCP(logger, tools, &cfg, authn)
+	var h http.Handler = mcp.HandleMCP(logger, tools, cfg.mcpConfig(), authn)
 	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, cfg.Metrics, web.WithSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()

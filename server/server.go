@@ -24,6 +24,7 @@ import (
 	"heyaira/oauth"
 	"heyaira/server/authserver"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/server/metrics"
 	"heyaira/store"
 )
@@ -105,6 +106,11 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+}
+
+// mcpConfig is what the MCP endpoint reads of cfg.
+func (c *Config) mcpConfig() *mcp.Config {
+	return &mcp.Config{PublicURL: c.PublicURL, AllowedOrigins: c.AllowedOrigins, Version: c.Version, Now: c.Now, Secrets: c.secrets}
 }
 
 // resource is the MCP resource identifier: the audience every token must carry.

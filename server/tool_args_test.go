@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"heyaira/server/mcp"
 )
 
 // allTools is every tool of the server, with no dependencies behind them.
-func allTools() []*Tool {
-	var out []*Tool
-	for _, g := range [][]*Tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
+func allTools() []*mcp.Tool {
+	var out []*mcp.Tool
+	for _, g := range [][]*mcp.Tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
 		newWorkflowTools(nil, nil, nil, nil).tools()} {
 		out = append(out, g...)
 	}
@@ -29,7 +31,7 @@ func TestToolArgumentsOneDeclaration(t *testing.T) {
 		t.Fatalf("%d tools, want 14", len(tools))
 	}
 	for _, tl := range tools {
-		s := tl.inputSchema()
+		s := tl.InputSchema()
 		props := s["properties"].(map[string]any)
 		if s["additionalProperties"] != false {
 			t.Errorf("%s: additionalProperties = %v", tl.Name, s["additionalProperties"])
@@ -39,17 +41,17 @@ func TestToolArgumentsOneDeclaration(t *testing.T) {
 			all[name] = nil
 		}
 		raw, _ := json.Marshal(all)
-		if _, err := tl.decode(raw); err != nil {
+		if _, err := tl.Decode(raw); err != nil {
 			t.Errorf("%s: every schema property at once refused: %v", tl.Name, err)
 		}
 		for name := range props {
 			for _, other := range []string{name + "_", strings.ToUpper(name)} {
-				if _, err := tl.decode(json.RawMessage(`{"` + other + `":null}`)); err == nil {
+				if _, err := tl.Decode(json.RawMessage(`{"` + other + `":null}`)); err == nil {
 					t.Errorf("%s: %q accepted, but the schema does not name it", tl.Name, other)
 				}
 			}
 		}
-		if _, err := tl.decode(json.RawMessage(`{"not_an_argument":1}`)); err == nil {
+		if _, err := tl.Decode(json.RawMessage(`{"not_an_argument":1}`)); err == nil {
 			t.Errorf("%s: an unknown argument accepted", tl.Name)
 		}
 		req, _ := s["required"].([]string)
@@ -76,7 +78,7 @@ func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
 			t.Error("a field without an arg tag was accepted")
 		}
 	}()
-	Typed(func(_ context.Context, _ Principal, _ *noTag) (any, error) { return nil, nil })
+	mcp.Typed(func(_ context.Context, _ mcp.Principal, _ *noTag) (any, error) { return nil, nil })
 }
 
 // TestRequiredArgumentMessages: checkArgs refuses a missing required
@@ -84,7 +86,7 @@ func TestArgsOfRefusesUndeclaredFields(t *testing.T) {
 // when it checked them itself, the first in field order.
 func TestRequiredArgumentMessages(t *testing.T) {
 	t.Parallel()
-	byName := map[string]*Tool{}
+	byName := map[string]*mcp.Tool{}
 	for _, tl := range allTools() {
 		byName[tl.Name] = tl
 	}
@@ -106,12 +108,12 @@ func TestRequiredArgumentMessages(t *testing.T) {
 		{"memory_put", `{"key":"a/b.c_d-1","content":""}`, ""},
 	} {
 		tl := byName[c.tool]
-		a, err := tl.decode(json.RawMessage(c.args))
+		a, err := tl.Decode(json.RawMessage(c.args))
 		if err != nil {
 			t.Fatalf("%s %s: decode: %v", c.tool, c.args, err)
 		}
 		got := ""
-		if err := tl.check(a); err != nil {
+		if err := tl.Check(a); err != nil {
 			got = err.Error()
 		}
 		if got != c.want {

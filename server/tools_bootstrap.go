@@ -1,6 +1,10 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"heyaira/server/mcp"
+)
 
 type sourceView struct {
 	SourceID         string       `json:"source_id"`
@@ -18,7 +22,7 @@ type sourceLimits struct {
 	MaxFragmentBytes int `json:"max_fragment_bytes"`
 }
 
-func (d *documentTools) bootstrap(ctx context.Context, p Principal, _ *NoArgs) (any, error) {
+func (d *documentTools) bootstrap(ctx context.Context, p mcp.Principal, _ *mcp.NoArgs) (any, error) {
 	sources, err := d.st.ActiveSources(ctx, p.Auth.ProjectID)
 	if err != nil {
 		return nil, err
@@ -34,7 +38,7 @@ func (d *documentTools) bootstrap(ctx context.Context, p Principal, _ *NoArgs) (
 		})
 	}
 	if !runtime {
-		return nil, NewCoded("runtime_unconfigured", "the project has no active runtime document source: an administrator "+
+		return nil, mcp.NewCoded("runtime_unconfigured", "the project has no active runtime document source: an administrator "+
 			"adds one with heyaira-admin add-document-source --project-id "+p.Auth.ProjectID+
 			" --document-role runtime --github-owner O --github-repository R --path PATH --commit-sha SHA")
 	}

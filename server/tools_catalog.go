@@ -5,6 +5,7 @@ import (
 
 	"heyaira/oauth"
 	"heyaira/server/catalog"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -61,7 +62,7 @@ type listProfile struct {
 // makes no GitHub request. The tool needs only workflows:read, so which
 // repositories and paths the instructions come from is shown only with
 // documents:read, the grant that lets an agent near GitHub content.
-func (w *workflowTools) list(ctx context.Context, p Principal, _ *NoArgs) (any, error) {
+func (w *workflowTools) list(ctx context.Context, p mcp.Principal, _ *mcp.NoArgs) (any, error) {
 	located := p.HasScope(oauth.DocumentsRead)
 	profiles := catalog.Profiles()
 	// The verifier configuration gives mode:verifier; each profile's worker

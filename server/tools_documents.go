@@ -12,6 +12,7 @@ import (
 	"heyaira/cursor"
 	"heyaira/github"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -33,17 +34,17 @@ type documentTools struct {
 	now     func() time.Time
 }
 
-func (d *documentTools) tools() []*Tool {
-	return []*Tool{
+func (d *documentTools) tools() []*mcp.Tool {
+	return []*mcp.Tool{
 		{Name: "runtime_bootstrap_get", Title: "Get runtime bootstrap", Scope: "documents:read", ReadOnly: true,
 			Description: "List the project's active allowlisted documents (source_id, repository, role, path, " +
 				"pinned commit or tracking branch, limits). Fails with runtime_unconfigured when no runtime source exists.",
-			ToolArgs: Typed(d.bootstrap)},
+			ToolArgs: mcp.Typed(d.bootstrap)},
 		{Name: "git_document_get", Title: "Read an allowlisted document", Scope: "documents:read", ReadOnly: true,
 			Description: "Read one UTF-8 fragment (at most the source's fragment limit, ≤ 64 KB) of an allowlisted " +
 				"GitHub document at its pinned commit, with SHA-256 of the whole file and of the fragment. " +
 				"Pass next_cursor back as cursor to continue; it is absent on the last fragment.",
-			ToolArgs: Typed(d.get)},
+			ToolArgs: mcp.Typed(d.get)},
 	}
 }
 
@@ -78,11 +79,11 @@ type documentGetArgs struct {
 func validateGet(a *documentGetArgs) error {
 	switch {
 	case a.Cursor != nil && a.StartByte != nil:
-		return InvalidArgument("cursor and start_byte cannot be combined")
+		return mcp.InvalidArgument("cursor and start_byte cannot be combined")
 	case a.StartByte != nil && *a.StartByte < 0:
-		return NewCoded("byte_range_invalid", "start_byte must not be negative")
+		return mcp.NewCoded("byte_range_invalid", "start_byte must not be negative")
 	case a.MaxBytes != nil && *a.MaxBytes < 1:
-		return InvalidArgument("max_bytes must be at least 1")
+		return mcp.InvalidArgument("max_bytes must be at least 1")
 	}
 	return nil
 }
@@ -91,7 +92,7 @@ func validateGet(a *documentGetArgs) error {
 // authorization (read_authorize.go), GitHub, then its audit row, committed
 // before the answer is returned. Every read that names a source is audited,
 // refused ones included (another project's id, a forged cursor).
-func (d *documentTools) get(ctx context.Context, p Principal, args *documentGetArgs) (any, error) {
+func (d *documentTools) get(ctx context.Context, p mcp.Principal, args *documentGetArgs) (any, error) {
 	if err := validateGet(args); err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (d *documentTools) get(ctx context.Context, p Principal, args *documentGetA
 
 // read fetches the file (one GitHub request, no cache) and cuts the fragment
 // the arguments or the cursor ask for. The result shares no memory with the file.
-func (d *documentTools) read(ctx context.Context, p Principal, src store.DocumentSource, cur *cursor.Cursor, start64 int64, maxArg *int64) (*documentResult, error) {
+func (d *documentTools) read(ctx context.Context, p mcp.Principal, src store.DocumentSource, cur *cursor.Cursor, start64 int64, maxArg *int64) (*documentResult, error) {
 	release, err := d.flights.acquire(ctx, p)
 	if err != nil {
 		return nil, err
@@ -127,14 +128,14 @@ func (d *documentTools) read(ctx context.Context, p Principal, src store.Documen
 		Tenant: p.Auth.ProjectID, // GitHub's secondary limits then hold this project (github/ratelimits.go)
 	}, src.Path, *src.CommitSHA)
 	if err != nil {
-		return nil, GitHubFailure(err)
+		return nil, mcp.GitHubFailure(err)
 	}
 	fileSHA := hex.EncodeToString(f.SHA256[:])
 	start := int(min(start64, int64(len(f.Content))+1))
 	// A cursor is bound to the file's hash: a changed file cannot be
 	// continued, because its offsets no longer mean the same bytes.
 	if cur != nil && cur.FileSHA256 != fileSHA {
-		return nil, NewCoded("provider_inconsistent", "the document changed since the cursor was issued")
+		return nil, mcp.NewCoded("provider_inconsistent", "the document changed since the cursor was issued")
 	}
 	limit := src.FragmentLimit
 	if maxArg != nil && *maxArg < int64(limit) {
@@ -144,7 +145,7 @@ func (d *documentTools) read(ctx context.Context, p Principal, src store.Documen
 	if errors.Is(err, errBelowCharacter) && limit == src.FragmentLimit {
 		// A limit under 4 bytes cannot hold every character: only an
 		// administrator can raise it (docs/document-sources.md).
-		return nil, NewCoded("byte_range_invalid", "the source's fragment limit of "+strconv.Itoa(limit)+
+		return nil, mcp.NewCoded("byte_range_invalid", "the source's fragment limit of "+strconv.Itoa(limit)+
 			" bytes is smaller than the character at start_byte")
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -20,31 +21,31 @@ type taskTools struct {
 	pages pager
 }
 
-func (tk *taskTools) tools() []*Tool {
-	return []*Tool{
+func (tk *taskTools) tools() []*mcp.Tool {
+	return []*mcp.Tool{
 		{Name: "task_create", Title: "Create task", Scope: "tasks:write",
 			Description: "Create an open project task with a title (≤ 200 bytes) and an optional body (≤ 64 KiB).",
-			ToolArgs:    Typed(tk.create)},
+			ToolArgs:    mcp.Typed(tk.create)},
 		{Name: "task_get", Title: "Get task", Scope: "tasks:read", ReadOnly: true,
 			Description: "Return one project task.",
-			ToolArgs:    Typed(tk.get)},
+			ToolArgs:    mcp.Typed(tk.get)},
 		{Name: "task_list", Title: "List tasks", Scope: "tasks:read", ReadOnly: true,
 			Description: "List project tasks, optionally with one status; follow next_cursor for more.",
-			ToolArgs:    Typed(tk.list)},
+			ToolArgs:    mcp.Typed(tk.list)},
 		{Name: "task_update", Title: "Update task", Scope: "tasks:write", Destructive: true,
 			Description: "Change a task's title, body or status (open, in_progress, done, cancelled).",
-			ToolArgs:    Typed(tk.update)},
+			ToolArgs:    mcp.Typed(tk.update)},
 	}
 }
 
-var errTaskNotFound = NewCoded("not_found", "no such task in this project")
+var errTaskNotFound = mcp.NewCoded("not_found", "no such task in this project")
 
 type taskCreateArgs struct {
 	Title *string `json:"title" arg:"title,required"`
 	Body  *string `json:"body" arg:"text"`
 }
 
-func (tk *taskTools) create(ctx context.Context, p Principal, a *taskCreateArgs) (any, error) {
+func (tk *taskTools) create(ctx context.Context, p mcp.Principal, a *taskCreateArgs) (any, error) {
 	if err := validTask(a.Title, a.Body, nil); err != nil {
 		return nil, err
 	}
@@ -55,18 +56,18 @@ type taskGetArgs struct {
 	TaskID *string `json:"task_id" arg:"uuid,required"`
 }
 
-func (tk *taskTools) get(ctx context.Context, p Principal, a *taskGetArgs) (any, error) {
+func (tk *taskTools) get(ctx context.Context, p mcp.Principal, a *taskGetArgs) (any, error) {
 	return getTask(ctx, tk.st, p, *a.TaskID)
 }
 
 // getTask returns a task of the caller's project; a malformed id is
 // answered as an unknown one.
-func getTask(ctx context.Context, st *store.DB, p Principal, id string) (store.Task, error) {
+func getTask(ctx context.Context, st *store.DB, p mcp.Principal, id string) (store.Task, error) {
 	if !store.IsUUID(id) {
 		return store.Task{}, errTaskNotFound
 	}
 	t, err := st.GetTask(ctx, p.Auth.ProjectID, id)
-	return t, NotFound(err, errTaskNotFound)
+	return t, mcp.NotFound(err, errTaskNotFound)
 }
 
 type taskUpdateArgs struct {
@@ -76,7 +77,7 @@ type taskUpdateArgs struct {
 	Status *string `json:"status" arg:"status"`
 }
 
-func (tk *taskTools) update(ctx context.Context, p Principal, a *taskUpdateArgs) (any, error) {
+func (tk *taskTools) update(ctx context.Context, p mcp.Principal, a *taskUpdateArgs) (any, error) {
 	if err := validTask(a.Title, a.Body, a.Status); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (tk *taskTools) update(ctx context.Context, p Principal, a *taskUpdateArgs)
 		return nil, errTaskNotFound
 	}
 	t, err := tk.st.UpdateTask(ctx, p.Auth.ProjectID, *a.TaskID, store.TaskUpdate{Title: a.Title, Body: a.Body, Status: a.Status})
-	return t, NotFound(err, errTaskNotFound)
+	return t, mcp.NotFound(err, errTaskNotFound)
 }
 
 type taskListArgs struct {
@@ -93,7 +94,7 @@ type taskListArgs struct {
 	Cursor *string `json:"cursor" arg:"cursor"`
 }
 
-func (tk *taskTools) list(ctx context.Context, p Principal, a *taskListArgs) (any, error) {
+func (tk *taskTools) list(ctx context.Context, p mcp.Principal, a *taskListArgs) (any, error) {
 	if err := validTask(nil, nil, a.Status); err != nil {
 		return nil, err
 	}
@@ -109,16 +110,16 @@ func (tk *taskTools) list(ctx context.Context, p Principal, a *taskListArgs) (an
 // validTask checks the optional task fields that are present.
 func validTask(title, body, status *string) error {
 	if title != nil && (len(*title) == 0 || len(*title) > maxTaskTitle) {
-		return InvalidArgument("title must be 1-200 bytes")
+		return mcp.InvalidArgument("title must be 1-200 bytes")
 	}
 	if body != nil && len(*body) > maxTaskBody {
-		return InvalidArgument("body must be at most 65536 bytes")
+		return mcp.InvalidArgument("body must be at most 65536 bytes")
 	}
 	if err := noNUL(deref(title), deref(body)); err != nil {
 		return err
 	}
 	if status != nil && !slices.Contains(taskStatuses, *status) {
-		return InvalidArgument("status must be one of open, in_progress, done, cancelled")
+		return mcp.InvalidArgument("status must be one of open, in_progress, done, cancelled")
 	}
 	return nil
 }

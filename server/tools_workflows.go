@@ -17,6 +17,7 @@ import (
 	"heyaira/oauth"
 	"heyaira/server/catalog"
 	"heyaira/server/internal/web"
+	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -41,28 +42,28 @@ func newWorkflowTools(logger *slog.Logger, st *store.DB, gh *github.Client, flig
 	return &workflowTools{logger: logger, st: st, gh: gh, flights: flights}
 }
 
-func (w *workflowTools) tools() []*Tool {
-	return []*Tool{
+func (w *workflowTools) tools() []*mcp.Tool {
+	return []*mcp.Tool{
 		{Name: "catalog_list", Title: "List catalog profiles", Scope: "workflows:read", ReadOnly: true,
 			Description: "List the built-in profiles with their layer metadata, the account's core and mode " +
 				"sources and the project's role-instruction sources (read at dispatch), and catalog.layers_missing warnings.",
-			ToolArgs: Typed(w.list)},
+			ToolArgs: mcp.Typed(w.list)},
 		{Name: "workflow_dispatch", Title: "Dispatch a workflow", Scope: "workflows:write",
 			Description: "Assemble a profile for a task in mode worker or verifier (layers core, mode, role " +
 				"responsibilities, methodology, role instructions, soul, skills), resolving tracking branches now, " +
 				"and freeze it. Returns the full workflow with its instructions. Needs documents:read as well when " +
 				"the profile reads any GitHub source.",
-			ToolArgs: Typed(w.dispatch)},
+			ToolArgs: mcp.Typed(w.dispatch)},
 		{Name: "workflow_get", Title: "Get a workflow", Scope: "workflows:read", ReadOnly: true,
 			Description: "Return a frozen workflow. view full (default) includes the assembled instructions; " +
 				"compact has the same layer metadata without any instruction text. The full view of a workflow " +
 				"holding GitHub text needs documents:read as well.",
-			ToolArgs: Typed(w.get)},
+			ToolArgs: mcp.Typed(w.get)},
 		{Name: "workflow_correct", Title: "Correct a workflow", Scope: "workflows:write",
 			Description: "Dispatch a correction of a workflow: a child workflow with the same frozen commits and " +
 				"texts (no branch is resolved again) and a note (≤ 16 KiB). Returns the full child workflow, so it " +
 				"needs documents:read as well when the parent holds GitHub text.",
-			ToolArgs: Typed(w.correct)},
+			ToolArgs: mcp.Typed(w.correct)},
 	}
 }
 
@@ -127,8 +128,8 @@ func fromGitHub(layers []catalog.Layer) bool {
 }
 
 var (
-	errWorkflowNotFound = NewCoded("not_found", "no such workflow in this project")
-	errConfigChanged    = NewCoded("dispatch_config_changed",
+	errWorkflowNotFound = mcp.NewCoded("not_found", "no such workflow in this project")
+	errConfigChanged    = mcp.NewCoded("dispatch_config_changed",
 		"a source or repository used by this workflow was revoked or changed during dispatch; nothing was stored")
 )
 
@@ -138,12 +139,12 @@ type workflowDispatchArgs struct {
 	Mode    *string `json:"mode" arg:"mode,requiredTogether"`
 }
 
-func (w *workflowTools) dispatch(ctx context.Context, p Principal, a *workflowDispatchArgs) (any, error) {
+func (w *workflowTools) dispatch(ctx context.Context, p mcp.Principal, a *workflowDispatchArgs) (any, error) {
 	if _, ok := catalog.Lookup(*a.Profile); !ok {
-		return nil, NewCoded("profile_not_found", "no such profile in the catalog; see catalog_list")
+		return nil, mcp.NewCoded("profile_not_found", "no such profile in the catalog; see catalog_list")
 	}
 	if !slices.Contains(catalog.Modes(), *a.Mode) {
-		return nil, InvalidArgument("mode must be worker or verifier")
+		return nil, mcp.InvalidArgument("mode must be worker or verifier")
 	}
 	if _, err := getTask(ctx, w.st, p, *a.TaskID); err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p Principal, a *workflowDi
 	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
 	if err != nil {
 		// A scopeError is not audited: it came before anything was read, as a scope check does.
-		if !errors.As(err, new(*ScopeError)) {
+		if !errors.As(err, new(*mcp.ScopeError)) {
 			w.auditFailure(ctx, p, "workflow.dispatch", audit, err)
 		}
 		return nil, err
@@ -163,7 +164,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p Principal, a *workflowDi
 // assemble reads every configured source (resolving tracking branches now)
 // and assembles the profile. A source that cannot be read fails the whole
 // dispatch with that source's code.
-func (w *workflowTools) assemble(ctx context.Context, p Principal, profile, mode string, audit map[string]any) (contract, error) {
+func (w *workflowTools) assemble(ctx context.Context, p mcp.Principal, profile, mode string, audit map[string]any) (contract, error) {
 	cfg, err := w.st.DispatchConfig(ctx, p.Auth.ProjectID, profile, mode)
 	if err != nil {
 		return contract{}, err
@@ -223,7 +224,7 @@ func (w *workflowTools) assemble(ctx context.Context, p Principal, profile, mode
 // read fetches one source's text: a tracking source's branch head is resolved
 // first (dispatch is the only place that happens), then the file is read at
 // that commit. Each GitHub request holds one in-flight slot.
-func (w *workflowTools) read(ctx context.Context, p Principal, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
+func (w *workflowTools) read(ctx context.Context, p mcp.Principal, b github.Binding, path string, commit, tracking *string) (catalog.Text, error) {
 	b.Tenant = p.Auth.ProjectID // GitHub's secondary limits then hold this project (github/ratelimits.go)
 	t := catalog.Text{GitHubOwner: b.Owner, GitHubRepository: b.Repo, Path: path, Provenance: catalog.ProvenancePinned,
 		CommitSHA: deref(commit)}
@@ -256,11 +257,11 @@ func (w *workflowTools) read(ctx context.Context, p Principal, b github.Binding,
 // message, keeping its stable code. Internal errors pass unchanged, so they
 // are logged, never shown.
 func sourceFailure(what, sourceID string, err error) error {
-	code, public := Classify(err)
+	code, public := mcp.Classify(err)
 	if code == "internal" || code == "store_unavailable" {
 		return err
 	}
-	return NewCoded(code, public+" (reading "+what+" source "+sourceID+")")
+	return mcp.NewCoded(code, public+" (reading "+what+" source "+sourceID+")")
 }
 
 // budgetExceeded is catalog_budget_exceeded; its message and fields give
@@ -272,13 +273,13 @@ func budgetExceeded(be *catalog.BudgetError) error {
 	}
 	msg := fmt.Sprintf("core, mode and role instructions are %d bytes, over the %d-byte budget: %s",
 		be.Total, be.Limit, strings.Join(parts, ", "))
-	return WithFields("catalog_budget_exceeded", msg, map[string]any{
+	return mcp.WithFields("catalog_budget_exceeded", msg, map[string]any{
 		"limit_bytes": be.Limit, "total_bytes": be.Total, "layers": be.Layers})
 }
 
 // store freezes c: the configuration is re-checked in the transaction that
 // inserts the workflow and its audit row.
-func (w *workflowTools) store(ctx context.Context, p Principal, taskID, parentID string, c contract, audit map[string]any) (any, error) {
+func (w *workflowTools) store(ctx context.Context, p mcp.Principal, taskID, parentID string, c contract, audit map[string]any) (any, error) {
 	body, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -326,8 +327,8 @@ func auditLayers(audit map[string]any, c contract) {
 
 // auditFailure records a refused dispatch or correction with its code. It is
 // best effort: the caller's error is what the client sees.
-func (w *workflowTools) auditFailure(ctx context.Context, p Principal, action string, details map[string]any, cause error) {
-	code, _ := Classify(cause)
+func (w *workflowTools) auditFailure(ctx context.Context, p mcp.Principal, action string, details map[string]any, cause error) {
+	code, _ := mcp.Classify(cause)
 	err := w.st.Audit(context.WithoutCancel(ctx), store.AuditEvent{Actor: p.Subject(), Action: action,
 		ProjectID: p.Auth.ProjectID, Outcome: code, Details: details})
 	if err != nil {
@@ -336,13 +337,13 @@ func (w *workflowTools) auditFailure(ctx context.Context, p Principal, action st
 }
 
 // load returns a workflow of the caller's project and its contract.
-func (w *workflowTools) load(ctx context.Context, p Principal, id string) (store.Workflow, contract, error) {
+func (w *workflowTools) load(ctx context.Context, p mcp.Principal, id string) (store.Workflow, contract, error) {
 	if !store.IsUUID(id) {
 		return store.Workflow{}, contract{}, errWorkflowNotFound
 	}
 	wf, err := w.st.GetWorkflow(ctx, p.Auth.ProjectID, id)
 	if err != nil {
-		return wf, contract{}, NotFound(err, errWorkflowNotFound)
+		return wf, contract{}, mcp.NotFound(err, errWorkflowNotFound)
 	}
 	var c contract
 	if err := json.Unmarshal(wf.Contract, &c); err != nil || c.Version != contractVersion {
@@ -356,13 +357,13 @@ type workflowGetArgs struct {
 	View       *string `json:"view" arg:"view"`
 }
 
-func (w *workflowTools) get(ctx context.Context, p Principal, a *workflowGetArgs) (any, error) {
+func (w *workflowTools) get(ctx context.Context, p mcp.Principal, a *workflowGetArgs) (any, error) {
 	view := "full"
 	if a.View != nil {
 		view = *a.View
 	}
 	if view != "full" && view != "compact" {
-		return nil, InvalidArgument("view must be full or compact")
+		return nil, mcp.InvalidArgument("view must be full or compact")
 	}
 	wf, c, err := w.load(ctx, p, *a.WorkflowID)
 	if err != nil {
@@ -413,9 +414,9 @@ type workflowCorrectArgs struct {
 // correct stores a child of a workflow with the parent's frozen layers (same
 // commits, same texts: nothing is read from GitHub, no branch is resolved)
 // and a note. The parent's sources must still be active and unchanged.
-func (w *workflowTools) correct(ctx context.Context, p Principal, a *workflowCorrectArgs) (any, error) {
+func (w *workflowTools) correct(ctx context.Context, p mcp.Principal, a *workflowCorrectArgs) (any, error) {
 	if len(*a.Note) == 0 || len(*a.Note) > maxCorrectionNote || !utf8.ValidString(*a.Note) {
-		return nil, InvalidArgument("note must be 1-16384 bytes of UTF-8")
+		return nil, mcp.InvalidArgument("note must be 1-16384 bytes of UTF-8")
 	}
 	if err := noNUL(*a.Note); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"heyaira/server/catalog"
 
 	"github.com/google/go-cmp/cmp"
+	"heyaira/server/mcp"
 )
 
 // This file covers what workflow dispatch refuses or warns about: missing
@@ -103,7 +104,7 @@ func TestWorkflowDispatchBudgetExceeded(t *testing.T) {
 	}
 	// The error carries the sizes as fields too (merged into
 	// structuredContent.error by the tool table when it supports it).
-	fe := budgetExceeded(&catalog.BudgetError{Limit: 61440, Total: 61441}).(*FieldsError)
+	fe := budgetExceeded(&catalog.BudgetError{Limit: 61440, Total: 61441}).(*mcp.FieldsError)
 	if fe.Fields()["total_bytes"] != 61441 || fe.Code() != "catalog_budget_exceeded" {
 		t.Errorf("fields = %v", fe.Fields())
 	}

@@ -96,7 +96,10 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"heyaira/internal/app":  {"heyaira/admin", "heyaira/server", "heyaira/server/metrics", "heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
 		"heyaira/internal/demo": {"heyaira/internal/app", "heyaira/github/githubtest"},
 		"heyaira/admin":         {"heyaira/store", "heyaira/github", "heyaira/oauth", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
-		"heyaira/server":        {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/metrics", "heyaira/server/internal/web", "heyaira/server/authserver"},
+		"heyaira/server":        {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/metrics", "heyaira/server/internal/web", "heyaira/server/authserver", "heyaira/server/mcp"},
+		// The MCP endpoint reaches neither the tools (package server) nor the
+		// authorization server.
+		"heyaira/server/mcp": {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/internal/web", "heyaira/server/metrics"},
 		// The authorization server reaches neither the MCP endpoint nor the
 		// tools: both live in package server, which it cannot import.
 		"heyaira/server/authserver":   {"heyaira/store", "heyaira/oauth", "heyaira/server/internal/web"},

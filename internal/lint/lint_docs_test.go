@@ -110,9 +110,9 @@ func TestDocsNameOnlyRealCodes(t *testing.T) {
 
 	// The reverse: every stable code is documented somewhere.
 	var codes []string
-	block := regexp.MustCompile(`(?s)var publicCodes = \[\]string\{(.*?)\n\}`).FindStringSubmatch(mustRead(t, "server/errors.go"))
+	block := regexp.MustCompile(`(?s)var publicCodes = \[\]string\{(.*?)\n\}`).FindStringSubmatch(mustRead(t, "server/mcp/errors.go"))
 	if block == nil {
-		t.Fatal("server/errors.go has no publicCodes list")
+		t.Fatal("server/mcp/errors.go has no publicCodes list")
 	}
 	quoted := regexp.MustCompile(`"([a-z_]+)"`)
 	for _, m := range quoted.FindAllStringSubmatch(block[1], -1) {

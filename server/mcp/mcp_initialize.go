@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 	if len(params) > 0 {
 		// Clients send capabilities and clientInfo we do not need; only the version matters.
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &rpcError{codeInvalidParams, "invalid initialize params"}
+			return nil, &rpcError{CodeInvalidParams, "invalid initialize params"}
 		}
 	}
 	version := latestVersion

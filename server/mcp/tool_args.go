@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"context"
@@ -112,5 +112,13 @@ func argsOf(t reflect.Type) (ta ToolArgs, names []string) {
 }
 
 // argChecks are the checks of string arguments beyond their presence, by
-// schema name; each says in its message what its schema says.
-var argChecks = map[string]func(s string) error{"memoryKey": checkMemoryKey}
+// schema name (RegisterArg).
+var argChecks = map[string]func(s string) error{}
+
+// Decode decodes raw into a new value of the tool's argument struct,
+// strictly (exact keys, no unknown one).
+func (ta ToolArgs) Decode(raw json.RawMessage) (any, error) { return ta.decode(raw) }
+
+// Check refuses a decoded value's missing or ill-formed arguments, as the
+// call does before the tool runs.
+func (ta ToolArgs) Check(a any) error { return ta.check(a) }

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func bearerHash(w http.ResponseWriter, r *http.Request, cfg *Config) ([]byte, bo
 		writeUnauthorized(w, cfg, true, "malformed bearer token")
 		return nil, false
 	}
-	if now := cfg.Now(); !cfg.secrets.Valid(tok, oauth.PrefixAccess, now) && !cfg.secrets.Valid(tok, oauth.PrefixLegacy, now) {
+	if now := cfg.Now(); !cfg.Secrets.Valid(tok, oauth.PrefixAccess, now) && !cfg.Secrets.Valid(tok, oauth.PrefixLegacy, now) {
 		writeUnauthorized(w, cfg, true, tokenRefused)
 		return nil, false
 	}
@@ -72,7 +72,7 @@ func authorize(w http.ResponseWriter, r *http.Request, logger *slog.Logger, cfg 
 	case err != nil:
 		logger.WarnContext(r.Context(), "authorization lookup failed", "req_id", web.RequestID(r.Context()), "err", err)
 		w.Header().Set("Retry-After", "2")
-		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{codeInternalError, "store_unavailable: the database is unavailable; retry later"})
+		writeRPCError(w, http.StatusServiceUnavailable, nil, &rpcError{CodeInternalError, "store_unavailable: the database is unavailable; retry later"})
 		return Principal{}, false
 	}
 	// Because a token issued for another resource must not work here

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"encoding/json"
@@ -14,8 +14,9 @@ import (
 // characters that need escaping.
 func TestEncodedResultMatchesGenericEncoding(t *testing.T) {
 	t.Parallel()
-	res := &documentResult{SourceID: "s", Path: "p", Content: "Quote \" backslash \\ newline \n tab \t <html> & \u2028 é 😀 \x01",
-		Range: documentRange{EndByte: 3, TotalBytes: 9}, NextCursor: "c"}
+	res := &fragment{SourceID: "s", Path: "p", Content: "Quote \" backslash \\ newline \n tab \t <html> & \u2028 é 😀 \x01",
+		NextCursor: "c"}
+	res.Range.EndByte, res.Range.TotalBytes = 3, 9
 	pre, err := toolResult(res)
 	if err != nil {
 		t.Fatal(err)
@@ -53,4 +54,23 @@ func TestToolResultInvalidUTF8(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("toolResult = %q, want %q", got, want)
 	}
+}
+
+// fragment has the shape of git_document_get's result, for the encoding
+// tests and benchmarks.
+type fragment struct {
+	SourceID         string `json:"source_id"`
+	GitHubOwner      string `json:"github_owner"`
+	GitHubRepository string `json:"github_repository"`
+	Path             string `json:"path"`
+	CommitSHA        string `json:"commit_sha"`
+	Content          string `json:"content"`
+	Range            struct {
+		StartByte  int `json:"start_byte"`
+		EndByte    int `json:"end_byte"`
+		TotalBytes int `json:"total_bytes"`
+	} `json:"range"`
+	SHA256         string `json:"sha256"`
+	FragmentSHA256 string `json:"fragment_sha256"`
+	NextCursor     string `json:"next_cursor,omitempty"`
 }

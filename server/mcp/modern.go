@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"encoding/base64"
@@ -24,9 +24,9 @@ var modernVersions = []string{"2026-07-28"}
 var allVersions = slices.Concat(modernVersions, supportedVersions)
 
 const (
-	codeHeaderMismatch      = -32020
-	codeUnsupportedProtocol = -32022
-	metaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
+	CodeHeaderMismatch      = -32020
+	CodeUnsupportedProtocol = -32022
+	MetaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
 	metaClientCapabilities  = "io.modelcontextprotocol/clientCapabilities"
 	// toolsListTTL is how long a client may keep tools/list (ttlMs). The
 	// list is fixed for a running server.
@@ -53,7 +53,7 @@ func modernMeta(params json.RawMessage) (version string, caps, modern bool) {
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
 		return "", false, false
 	}
-	raw, hasVersion := p.Meta[metaProtocolVersion]
+	raw, hasVersion := p.Meta[MetaProtocolVersion]
 	_, caps = p.Meta[metaClientCapabilities]
 	json.Unmarshal(raw, &version) // absent (nil) or not a string: version stays ""
 	return version, caps, hasVersion || caps
@@ -64,10 +64,10 @@ func modernMeta(params json.RawMessage) (version string, caps, modern bool) {
 // when the request is to be served.
 func checkModern(r *http.Request, msg rpcMessage, version string, caps bool) *modernError {
 	invalid := func(what string) *modernError {
-		return &modernError{status: http.StatusBadRequest, Code: codeInvalidParams, Msg: "invalid params: " + what}
+		return &modernError{status: http.StatusBadRequest, Code: CodeInvalidParams, Msg: "invalid params: " + what}
 	}
 	mismatch := func(what string) *modernError {
-		return &modernError{status: http.StatusBadRequest, Code: codeHeaderMismatch, Msg: "header mismatch: " + what}
+		return &modernError{status: http.StatusBadRequest, Code: CodeHeaderMismatch, Msg: "header mismatch: " + what}
 	}
 	switch {
 	case version == "":
@@ -83,7 +83,7 @@ func checkModern(r *http.Request, msg rpcMessage, version string, caps bool) *mo
 		return mismatch("MCP-Protocol-Version must equal the _meta protocol version")
 	}
 	if !slices.Contains(modernVersions, version) {
-		return &modernError{status: http.StatusBadRequest, Code: codeUnsupportedProtocol,
+		return &modernError{status: http.StatusBadRequest, Code: CodeUnsupportedProtocol,
 			Msg:  "unsupported protocol version",
 			Data: map[string]any{"supported": allVersions, "requested": version}}
 	}
@@ -132,7 +132,7 @@ func dispatchModern(tools *ToolTable, cfg *Config, msg rpcMessage) (any, *modern
 		// private: what a caller may call depends on its token.
 		return map[string]any{"resultType": "complete", "tools": tools.list(), "ttlMs": toolsListTTL, "cacheScope": "private"}, nil
 	}
-	return nil, &modernError{status: http.StatusNotFound, Code: codeMethodNotFound, Msg: "method not found: " + web.Quote(msg.Method)}
+	return nil, &modernError{status: http.StatusNotFound, Code: CodeMethodNotFound, Msg: "method not found: " + web.Quote(msg.Method)}
 }
 
 // withResultType adds resultType to a tools/call result, which is

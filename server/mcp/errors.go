@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"errors"
@@ -28,8 +28,8 @@ type FieldsError struct {
 	fields map[string]any
 }
 
-func (e *FieldsError) Error() string               { return e.err.Error() }
-func (e *FieldsError) Unwrap() error               { return e.err }
+func (e *FieldsError) Error() string          { return e.err.Error() }
+func (e *FieldsError) Unwrap() error          { return e.err }
 func (e *FieldsError) Fields() map[string]any { return e.fields }
 
 // Code is the stable code of the failure.

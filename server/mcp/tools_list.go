@@ -1,14 +1,10 @@
-package server
+package mcp
 
-import (
-	"strconv"
-
-	"heyaira/server/catalog"
-)
+import ()
 
 // inputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
-func (t *Tool) inputSchema() map[string]any {
+func (t *Tool) InputSchema() map[string]any {
 	props := map[string]any{}
 	for _, a := range t.args {
 		props[a.name] = a.schema
@@ -33,35 +29,32 @@ func (tt *ToolTable) list() []map[string]any {
 			"name":        t.Name,
 			"title":       t.Title,
 			"description": t.Description,
-			"inputSchema": t.inputSchema(),
+			"inputSchema": t.InputSchema(),
 			"annotations": ann,
 		})
 	}
 	return out
 }
 
-// argSchemas are the JSON Schemas arguments name in their arg tag.
+// argSchemas are the JSON Schemas arguments name in their arg tag: the
+// generic kinds here, and those of the tools' own values added by
+// RegisterArg.
 var argSchemas = map[string]map[string]any{
 	"uuid":      {"type": "string", "format": "uuid"},
 	"cursor":    {"type": "string", "description": "next_cursor from the previous page"},
-	"limit":     {"type": "integer", "minimum": 1, "maximum": maxPageSize},
 	"text":      {"type": "string"},
-	"memoryKey": {"type": "string", "pattern": memoryKeyPattern},
-	// JSON Schema's maxLength counts characters; the bounds are bytes.
-	"title":     {"type": "string", "minLength": 1, "description": "at most " + strconv.Itoa(maxTaskTitle) + " bytes of UTF-8"},
-	"status":    {"type": "string", "enum": taskStatuses},
-	"profile":   {"type": "string", "enum": profileNames()},
-	"mode":      {"type": "string", "enum": catalog.Modes()},
 	"view":      {"type": "string", "enum": []string{"full", "compact"}},
-	"note":      {"type": "string", "minLength": 1, "description": "at most " + strconv.Itoa(maxCorrectionNote) + " bytes of UTF-8"},
 	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
 	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},
 }
 
-func profileNames() []string {
-	var names []string
-	for _, p := range catalog.Profiles() {
-		names = append(names, p.Name)
+// RegisterArg adds an argument kind that arg tags may name, with its JSON
+// Schema and, for a string, the check beyond its presence (nil: none), which
+// says in its message what the schema says. The tools register theirs at
+// init, before any Typed.
+func RegisterArg(kind string, schema map[string]any, check func(s string) error) {
+	argSchemas[kind] = schema
+	if check != nil {
+		argChecks[kind] = check
 	}
-	return names
 }

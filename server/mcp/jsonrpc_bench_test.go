@@ -1,10 +1,11 @@
-package server
+package mcp
 
 import (
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // discardWriter is an http.ResponseWriter that keeps nothing.
@@ -18,12 +19,12 @@ func (w *discardWriter) WriteHeader(int)             {}
 // structuredContent and as a text block (toolResult), then the JSON-RPC
 // response (writeRPCResponse), as handleMCP does it.
 func benchmarkEncode(b *testing.B, content string) {
-	res := &documentResult{
+	res := &fragment{
 		SourceID: "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", GitHubOwner: "h8v6", GitHubRepository: "heyaira",
-		Path: "docs/CONTINUITY_PROTOCOL.md", CommitSHA: commitA, Content: content,
-		Range:  documentRange{StartByte: 0, EndByte: len(content), TotalBytes: 1 << 20},
+		Path: "docs/CONTINUITY_PROTOCOL.md", CommitSHA: strings.Repeat("1", 40), Content: content,
 		SHA256: strings.Repeat("ab", 32), FragmentSHA256: strings.Repeat("cd", 32), NextCursor: strings.Repeat("A", 300),
 	}
+	res.Range.EndByte, res.Range.TotalBytes = len(content), 1<<20
 	w := &discardWriter{h: http.Header{}}
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
@@ -39,12 +40,12 @@ func benchmarkEncode(b *testing.B, content string) {
 // BenchmarkEncodeDocumentResult64KiB answers a git_document_get with a full
 // 64 KiB fragment of Markdown (mostly ASCII, a few multi-byte characters).
 func BenchmarkEncodeDocumentResult64KiB(b *testing.B) {
-	md := []byte(strings.Repeat("## Notes\nKeep état, Größe, 中文 and 🚀 intact; follow `next_cursor`.\n", 1000))
-	end, err := fragmentEnd(md, 0, 65536)
-	if err != nil {
-		b.Fatal(err)
+	md := strings.Repeat("## Notes\nKeep état, Größe, 中文 and 🚀 intact; follow `next_cursor`.\n", 1000)
+	end := 65536
+	for !utf8.RuneStart(md[end]) { // a fragment ends on a character boundary
+		end--
 	}
-	benchmarkEncode(b, string(md[:end]))
+	benchmarkEncode(b, md[:end])
 }
 
 // BenchmarkEncodeDocumentResultSmall answers with a 1 KiB fragment.

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxMCPBody)
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{codeInvalidRequest, "Content-Type must be application/json"})
+			writeRPCError(w, http.StatusUnsupportedMediaType, nil, &rpcError{CodeInvalidRequest, "Content-Type must be application/json"})
 			return
 		}
 		sse := wantsSSE(r.Header.Get("Accept"))
@@ -46,10 +46,10 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, &rpcError{codeInvalidRequest, "request body exceeds 1 MiB"})
+				writeRPCError(w, http.StatusRequestEntityTooLarge, nil, &rpcError{CodeInvalidRequest, "request body exceeds 1 MiB"})
 				return
 			}
-			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeParseError, "could not read request body"})
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{CodeParseError, "could not read request body"})
 			return
 		}
 		msg, rerr := parseMessage(body)
@@ -69,7 +69,7 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 			// whose header names a newer revision than was negotiated (a
 			// modern one) is served as the negotiated revision; this server
 			// keeps no session, and the tools do not differ.
-			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{codeInvalidRequest,
+			writeRPCError(w, http.StatusBadRequest, nil, &rpcError{CodeInvalidRequest,
 				"unsupported MCP-Protocol-Version; supported: " + strings.Join(allVersions, ", ")})
 			return
 		}
@@ -116,7 +116,7 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 			var re *rpcError
 			if !errors.As(err, &re) {
 				logger.ErrorContext(r.Context(), "mcp dispatch failed", "req_id", web.RequestID(r.Context()), "err", err)
-				re = &rpcError{codeInternalError, "internal error (request " + web.RequestID(r.Context()) + ")"}
+				re = &rpcError{CodeInternalError, "internal error (request " + web.RequestID(r.Context()) + ")"}
 			}
 			writeRPCResponse(w, sse, rpcErrorResponse{JSONRPC: "2.0", ID: msg.ID, Error: re})
 			return
@@ -141,7 +141,7 @@ func dispatch(tools *ToolTable, cfg *Config, msg rpcMessage) (any, error) {
 	case "prompts/list":
 		return map[string]any{"prompts": []any{}}, nil
 	default:
-		return nil, &rpcError{codeMethodNotFound, "method not found: " + web.Quote(msg.Method)}
+		return nil, &rpcError{CodeMethodNotFound, "method not found: " + web.Quote(msg.Method)}
 	}
 }
 
@@ -206,6 +206,6 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpc
 func HandleMethodNotAllowed() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, &rpcError{codeInvalidRequest, "method not allowed: use POST"})
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, &rpcError{CodeInvalidRequest, "method not allowed: use POST"})
 	})
 }

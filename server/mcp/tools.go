@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"context"
@@ -79,20 +79,20 @@ func (tt *ToolTable) parseCall(params json.RawMessage) (toolCall, error) {
 		State     json.RawMessage `json:"requestState"`
 	}
 	if len(params) == 0 {
-		return toolCall{}, &rpcError{codeInvalidParams, "tools/call needs params"}
+		return toolCall{}, &rpcError{CodeInvalidParams, "tools/call needs params"}
 	}
 	if err := web.DecodeObject(params, callParamKeys, &p); err != nil {
-		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: " + err.Error()}
+		return toolCall{}, &rpcError{CodeInvalidParams, "invalid tools/call params: " + err.Error()}
 	}
 	if len(p.State) > 0 && string(p.State) != "null" {
-		return toolCall{}, &rpcError{codeInvalidParams, "invalid tools/call params: requestState was not issued by this server"}
+		return toolCall{}, &rpcError{CodeInvalidParams, "invalid tools/call params: requestState was not issued by this server"}
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" && p.Arguments[0] != '{' {
-		return toolCall{}, &rpcError{codeInvalidParams, "tools/call arguments must be an object"}
+		return toolCall{}, &rpcError{CodeInvalidParams, "tools/call arguments must be an object"}
 	}
 	t, ok := tt.byName[p.Name]
 	if !ok {
-		return toolCall{}, &rpcError{codeInvalidParams, "unknown tool: " + web.Quote(p.Name)}
+		return toolCall{}, &rpcError{CodeInvalidParams, "unknown tool: " + web.Quote(p.Name)}
 	}
 	args, err := t.decode(p.Arguments)
 	if err == nil {

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 
 func TestErrorCodesUniqueAndDocumented(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

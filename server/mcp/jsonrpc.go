@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 
 // Standard JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
 )
 
 // rpcError is a JSON-RPC error object. Is compares codes only.
@@ -50,31 +50,31 @@ var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "erro
 func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	var m rpcMessage
 	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
-		return m, &rpcError{codeInvalidRequest, "batch requests are not supported"}
+		return m, &rpcError{CodeInvalidRequest, "batch requests are not supported"}
 	}
 	if err := web.CheckJSON(body); err != nil {
 		if errors.Is(err, web.ErrDuplicateKey) || errors.Is(err, web.ErrTrailingData) || errors.Is(err, web.ErrTooDeep) {
-			return m, &rpcError{codeInvalidRequest, "invalid request: " + err.Error()}
+			return m, &rpcError{CodeInvalidRequest, "invalid request: " + err.Error()}
 		}
-		return m, &rpcError{codeParseError, "parse error: invalid JSON"}
+		return m, &rpcError{CodeParseError, "parse error: invalid JSON"}
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return m, &rpcError{codeInvalidRequest, "invalid request: not a JSON object"}
+		return m, &rpcError{CodeInvalidRequest, "invalid request: not a JSON object"}
 	}
 	if id, ok := raw["id"]; ok && isIDValue(id) {
 		m.ID = id
 	}
 	for k := range raw {
 		if !slices.Contains(envelopeKeys, k) {
-			return m, &rpcError{codeInvalidRequest, "invalid request: unknown member " + web.Quote(k)}
+			return m, &rpcError{CodeInvalidRequest, "invalid request: unknown member " + web.Quote(k)}
 		}
 	}
 	if string(raw["jsonrpc"]) != `"2.0"` {
-		return m, &rpcError{codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`}
+		return m, &rpcError{CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`}
 	}
 	if id, ok := raw["id"]; ok && !isIDValue(id) {
-		return m, &rpcError{codeInvalidRequest, "invalid request: id must be a string or a number"}
+		return m, &rpcError{CodeInvalidRequest, "invalid request: id must be a string or a number"}
 	}
 	_, hasResult := raw["result"]
 	_, hasError := raw["error"]
@@ -82,24 +82,24 @@ func parseMessage(body []byte) (rpcMessage, *rpcError) {
 	switch {
 	case hasResult || hasError:
 		if hasMethod || (hasResult && hasError) || m.ID == nil {
-			return m, &rpcError{codeInvalidRequest, "invalid request: malformed response"}
+			return m, &rpcError{CodeInvalidRequest, "invalid request: malformed response"}
 		}
 		m.IsResponse = true
 		return m, nil
 	case !hasMethod:
-		return m, &rpcError{codeInvalidRequest, "invalid request: method is required"}
+		return m, &rpcError{CodeInvalidRequest, "invalid request: method is required"}
 	}
 	if err := json.Unmarshal(method, &m.Method); err != nil || m.Method == "" {
-		return m, &rpcError{codeInvalidRequest, "invalid request: method must be a non-empty string"}
+		return m, &rpcError{CodeInvalidRequest, "invalid request: method must be a non-empty string"}
 	}
 	if p, ok := raw["params"]; ok {
 		if len(p) == 0 || p[0] != '{' {
 			// tools/call names a tool and its arguments in params: anything
 			// else there is the call's invalid params, as MCP clients expect.
 			if m.Method == "tools/call" {
-				return m, &rpcError{codeInvalidParams, "invalid params: tools/call params must be an object"}
+				return m, &rpcError{CodeInvalidParams, "invalid params: tools/call params must be an object"}
 			}
-			return m, &rpcError{codeInvalidRequest, "invalid request: params must be an object"}
+			return m, &rpcError{CodeInvalidRequest, "invalid request: params must be an object"}
 		}
 		m.Params = p
 	}

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"net"
@@ -74,7 +74,7 @@ func writeUnauthorized(w http.ResponseWriter, cfg *Config, invalid bool, msg str
 		v += `error="invalid_token", `
 	}
 	w.Header().Set("WWW-Authenticate", v+`resource_metadata="`+cfg.resourceMetadataURL()+`"`)
-	writeRPCError(w, http.StatusUnauthorized, nil, &rpcError{codeInvalidRequest, msg})
+	writeRPCError(w, http.StatusUnauthorized, nil, &rpcError{CodeInvalidRequest, msg})
 }
 
 // scopeError makes the MCP handler answer 403 insufficient_scope.
@@ -115,7 +115,7 @@ func writeInsufficientScope(w http.ResponseWriter, cfg *Config, se *ScopeError) 
 	// The message has no web.Quote or backslash, so it is a valid quoted-string.
 	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+se.challenge()+
 		`", error_description="`+se.message()+`", resource_metadata="`+cfg.resourceMetadataURL()+`"`)
-	writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, se.message()})
+	writeRPCError(w, http.StatusForbidden, nil, &rpcError{CodeInvalidRequest, se.message()})
 }
 
 // checkOrigin protects /mcp from DNS rebinding and cross-site browsers: a
@@ -128,11 +128,11 @@ func CheckOrigin(cfg *Config) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, strings.TrimRight(o, "/")) {
-				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "origin not allowed"})
+				writeRPCError(w, http.StatusForbidden, nil, &rpcError{CodeInvalidRequest, "origin not allowed"})
 				return
 			}
 			if loopbackOnly && !isLoopbackHost(web.HostOf(r.Host)) {
-				writeRPCError(w, http.StatusForbidden, nil, &rpcError{codeInvalidRequest, "invalid Host header"})
+				writeRPCError(w, http.StatusForbidden, nil, &rpcError{CodeInvalidRequest, "invalid Host header"})
 				return
 			}
 			next.ServeHTTP(w, r)
