@@ -13,6 +13,7 @@ import (
 	"heyaira/oauth"
 	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
+	"heyaira/server/tools"
 	"heyaira/store"
 )
 
@@ -44,9 +45,9 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 		calls = append(calls, "token")
 		return store.Auth{}, store.ErrNotFound
 	}
-	docs := &documentTools{}
-	tools := mcp.NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, docs.tools())
-	h := mcp.HandleMCP(slog.New(slog.DiscardHandler), tools, cfg.mcpConfig(), authn)
+	groups, _ := tools.New(nil, cfg.toolsConfig(), nil, nil, nil)
+	table := mcp.NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, groups...)
+	h := mcp.HandleMCP(slog.New(slog.DiscardHandler), table, cfg.mcpConfig(), authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":` + args + `}}`

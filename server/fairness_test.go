@@ -2,17 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"heyaira/github/githubtest"
-	"heyaira/server/mcp"
 	"heyaira/store"
 )
 
@@ -107,89 +104,6 @@ func (e *testEnv) member(tn tenant, name string) tenant {
 	return tn
 }
 
-// Row BT-21: the in-flight shares themselves. A principal holds at most
-// GitHubPrincipalShare slots and a project at most GitHubProjectShare; a
-// request over its share waits GitHubWait and is rate_limited with
-// retry_after_seconds, while other principals and projects still get
-// slots; a slot freed during the wait goes to the waiting request; released
-// shares leave nothing behind. The waits run in a testing/synctest bubble:
-// its clock moves only when every goroutine in it is blocked, so the
-// production wait (2 s) is measured exactly and costs no real time.
-func TestBT21InFlightShares(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		cfg := &Config{GitHubInFlight: 64}
-		cfg.setDefaults()
-		f := newFlightCap(cfg)
-		as := func(project, who string) mcp.Principal {
-			p := mcp.Principal{}
-			p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", project, who
-			return p
-		}
-		var releases []func()
-		take := func(p mcp.Principal, n int) {
-			t.Helper()
-			for i := range n {
-				r, err := f.acquire(context.Background(), p)
-				if err != nil {
-					t.Fatalf("slot %d: %v", i, err)
-				}
-				releases = append(releases, r)
-			}
-		}
-		refused := func(p mcp.Principal, what string) {
-			t.Helper()
-			start := time.Now()
-			_, err := f.acquire(context.Background(), p)
-			var fe *mcp.FieldsError
-			if !errors.As(err, &fe) || fe.Code() != "rate_limited" || fe.Fields()["retry_after_seconds"] != 1 {
-				t.Errorf("%s: %v, want rate_limited with retry_after_seconds", what, err)
-			}
-			if waited := time.Since(start); waited != cfg.GitHubWait {
-				t.Errorf("%s: refused after %v, want after GitHubWait (%v)", what, waited, cfg.GitHubWait)
-			}
-		}
-		take(as("p1", "u1"), 8)
-		refused(as("p1", "u1"), "a principal's ninth request")
-		take(as("p1", "u2"), 8)
-		refused(as("p1", "u3"), "a project's seventeenth request")
-		take(as("p2", "u4"), 8)
-
-		// A slot freed 1 s into the wait goes to the waiting request then.
-		go func() {
-			time.Sleep(time.Second)
-			releases[0]()
-		}()
-		start := time.Now()
-		r, err := f.acquire(context.Background(), as("p1", "u1"))
-		if err != nil || time.Since(start) != time.Second {
-			t.Errorf("a wait for a slot freed after 1 s: %v after %v", err, time.Since(start))
-		}
-		releases[0] = r
-
-		for _, r := range releases {
-			r()
-		}
-		if f.inFlight() != 0 {
-			t.Errorf("after release: %d in flight", f.inFlight())
-		}
-		take(as("p1", "u1"), 8) // the shares are free again
-
-		// A request that ends while it waits is provider_unavailable, as an
-		// end during the GitHub call is, never internal.
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			time.Sleep(100 * time.Millisecond)
-			cancel()
-		}()
-		if _, err := f.acquire(ctx, as("p1", "u1")); err == nil {
-			t.Error("a ninth request got a slot")
-		} else if code, _ := mcp.Classify(err); code != "provider_unavailable" {
-			t.Errorf("a wait ended by its request: %s (%v), want provider_unavailable", code, err)
-		}
-	})
-}
-
 // Row BT-22: a project's hourly GitHub budget. With an administrator's
 // budget of 2, the burst is 2 and a token comes back every half hour: the
 // third read is rate_limited with retry_after_seconds 1800 and never
@@ -227,36 +141,6 @@ func TestBT22HourlyGitHubBudget(t *testing.T) {
 	clk.add(30 * time.Minute)
 	if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
 		t.Errorf("read half an hour later: %s", raw)
-	}
-}
-
-// Row BT-22, with replicas: each of N replicas holds 1/N of a project's
-// burst (rounded up) and refills at 1/N of its rate, so that N replicas
-// together stay within one pace.
-func TestBT22HourlyBudgetSharedByReplicas(t *testing.T) {
-	b := newGitHubPace(1000, 2)
-	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	spend := func(project string, limit int) (n int) {
-		for n = 0; b.take(project, limit, now) == nil; n++ {
-			if n > 1000 {
-				t.Fatal("no budget stops the spending")
-			}
-		}
-		return n
-	}
-	if n := spend("p", 0); n != 150 {
-		t.Errorf("default budget on one of two replicas: a burst of %d requests, want 150", n)
-	}
-	now = now.Add(time.Hour)
-	if n := spend("p", 0); n != 150 {
-		t.Errorf("an hour later: %d requests, want the burst of 150 again (500 refilled, capped)", n)
-	}
-	now = now.Add(time.Minute)
-	if n := spend("p", 0); n != 8 {
-		t.Errorf("a minute later: %d requests, want 8 (500 an hour)", n)
-	}
-	if n := spend("q", 3); n != 2 {
-		t.Errorf("budget 3 on one of two replicas: %d requests, want 2 (rounded up)", n)
 	}
 }
 

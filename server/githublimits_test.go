@@ -1,15 +1,12 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"heyaira/github/githubtest"
-	"heyaira/server/mcp"
 )
 
 // sharedInstallation is two projects whose repositories are on one GitHub
@@ -128,44 +125,4 @@ func TestBT24GitHubPacePerMinute(t *testing.T) {
 	s.read(t, s.tokB, s.argsB, "B while A is over its pace")
 	clk.add(72 * time.Second)
 	s.read(t, s.tokA, s.argsA, "A after the wait")
-}
-
-// Row BT-24 (F4 residue): one bucket, so no boundary doubles the pace.
-// With an hourly budget of 6000 the burst is 400 (a fifteenth) and the rate
-// 100 a minute. 400 requests at 10:00:59 spend the burst; a second later,
-// across the clock minute, one more is allowed, not another 400; a minute
-// later 100. Before, the minute's window and the hour's were fixed clock
-// windows, and a project could send 800 within two seconds.
-func TestBT24NoBoundaryDoublesThePace(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 1, 1, 10, 0, 59, 0, time.UTC)
-	cfg := &Config{GitHubHourlyBudget: 6000, Now: func() time.Time { return now }}
-	cfg.setDefaults()
-	f := newFlightCap(cfg)
-	p := mcp.Principal{}
-	p.Auth.Kind, p.Auth.ProjectID, p.Auth.PrincipalID = "oauth", "p", "u"
-	spend := func(n int) (ok int) {
-		for range n {
-			release, err := f.acquire(context.Background(), p)
-			if err != nil {
-				var fe *mcp.FieldsError
-				if !errors.As(err, &fe) || fe.Code() != "rate_limited" {
-					t.Fatalf("refusal %v, want rate_limited", err)
-				}
-				continue
-			}
-			release()
-			ok++
-		}
-		return ok
-	}
-	for _, step := range []struct {
-		advance time.Duration
-		want    int
-	}{{0, 400}, {time.Second, 1}, {time.Minute, 100}} {
-		now = now.Add(step.advance)
-		if ok := spend(500); ok != step.want {
-			t.Errorf("at %s: %d of 500 allowed, want %d", now.Format(time.TimeOnly), ok, step.want)
-		}
-	}
 }

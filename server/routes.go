@@ -10,6 +10,7 @@ import (
 	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
 	"heyaira/server/metrics"
+	"heyaira/server/tools"
 	"heyaira/store"
 )
 
@@ -17,18 +18,12 @@ import (
 // coverage here: every /mcp POST goes through checkOrigin, and handleMCP
 // authenticates it (authn.go) before it dispatches anything.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
-	limiter := web.NewRateLimiter(cfg.ToolRate, cfg.ToolBurst)
-	flights := newFlightCap(cfg)
-	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, now: cfg.Now}
-	pages := pager{cursors: cursors, now: cfg.Now}
-	memory := &memoryTools{st: st, pages: pages}
-	tasks := &taskTools{st: st, pages: pages}
-	tools := mcp.NewToolTable(logger, limiter, cfg.Metrics, cfg.Now, docs.tools(), memory.tools(), tasks.tools(),
-		newWorkflowTools(logger, st, gh, flights).tools())
+	groups, inFlight := tools.New(logger, cfg.toolsConfig(), st, gh, cursors)
+	table := mcp.NewToolTable(logger, web.NewRateLimiter(cfg.ToolRate, cfg.ToolBurst), cfg.Metrics, cfg.Now, groups...)
 
 	rs := cfg.mcpConfig()
 	origin := mcp.CheckOrigin(rs)
-	mux.Handle("POST /mcp", origin(mcp.HandleMCP(logger, tools, rs, mcp.StoreAuthenticator(st, cfg.Now))))
+	mux.Handle("POST /mcp", origin(mcp.HandleMCP(logger, table, rs, mcp.StoreAuthenticator(st, cfg.Now))))
 	mux.Handle("GET /mcp", mcp.HandleMethodNotAllowed())
 	mux.Handle("DELETE /mcp", mcp.HandleMethodNotAllowed())
 
@@ -55,7 +50,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.D
 	mux.Handle("POST /signin", authserver.HandleSignin(logger, as, st))
 
 	if st != nil {
-		cfg.Metrics.WatchRuntime(st.SQL(), flights.inFlight)
+		cfg.Metrics.WatchRuntime(st.SQL(), inFlight)
 		cfg.Metrics.WatchAudit(st.AuditSize)
 	}
 	if cfg.MetricsOnMain {

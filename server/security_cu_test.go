@@ -13,6 +13,7 @@ import (
 	"heyaira/cursor"
 	"heyaira/github/githubtest"
 	"heyaira/oauth"
+	"heyaira/server/tools"
 )
 
 // Rows CU-01 to CU-04 through the server: a tampered, truncated,
@@ -105,7 +106,7 @@ func TestCU07SignedCursorWithHostileOffset(t *testing.T) {
 	for name, off := range map[string]int64{
 		"past the end": int64(len(doc)) + 1, "inside é": 2, "inside 😀": 8, "2^63-1": math.MaxInt64,
 	} {
-		c := e.cursors.Encode(cursor.Cursor{Kind: cursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
+		c := e.cursors.Encode(cursor.Cursor{Kind: tools.CursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
 			Source: src, Commit: commitA, Path: "a.md", Offset: off, FileSHA256: hexSHA(doc), Expires: time.Now().Add(time.Minute)})
 		sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": c})
 		if code, _ := sc["error"].(map[string]any)["code"].(string); !isErr || code != "byte_range_invalid" {
@@ -113,7 +114,7 @@ func TestCU07SignedCursorWithHostileOffset(t *testing.T) {
 		}
 	}
 	// The boundary itself is a valid, empty final fragment.
-	c := e.cursors.Encode(cursor.Cursor{Kind: cursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
+	c := e.cursors.Encode(cursor.Cursor{Kind: tools.CursorKindDoc, Project: tn.project, Principal: "principal:" + tn.principal,
 		Source: src, Commit: commitA, Path: "a.md", Offset: int64(len(doc)), FileSHA256: hexSHA(doc), Expires: time.Now().Add(time.Minute)})
 	if sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src, "cursor": c}); isErr || sc["content"] != "" {
 		t.Errorf("offset = total: %s", raw)

@@ -1,14 +1,20 @@
-// Package server is HeyAira's HTTP surface: the MCP endpoint, the resource
-// server's bearer authorization, the OAuth authorization server's routes, and
-// health and metrics.
+// Package server wires HeyAira's HTTP surface: Config, NewServer (the
+// middleware around every route), the one route table (routes.go) and
+// health. Its subpackages, each a trust domain the compiler keeps apart
+// (internal/lint's TestImportsFlowOneWay):
 //
-// Every route is registered in routes.go. Every /mcp request is re-authorized
-// from the database (token, grant, audience, membership) before any dispatch:
-// a missing or malformed bearer header is refused before the body is read,
-// the token checked right after the strict JSON-RPC parse (authn.go). Each
-// tool's scope is checked before any store write or provider call. Errors
-// reach clients only as stable codes with public messages (errors.go);
-// internal detail is logged with the request id.
+//   - mcp: the resource server, POST /mcp: strict JSON-RPC, the bearer
+//     token's MAC before the body and the database after the parse, scopes,
+//     the per-principal tool limit, and the tool table;
+//   - tools: the tools themselves and GitHub fairness; they never see an
+//     HTTP request, only an authenticated mcp.Principal;
+//   - authserver: the OAuth authorization server, sign-in and CIMD; it
+//     imports neither mcp nor tools;
+//   - catalog: profile layers assembled from text it is given;
+//   - metrics and internal/web: what every handler shares.
+//
+// Errors reach clients only as stable codes with public messages
+// (mcp/errors.go); internal detail is logged with the request id.
 package server
 
 import (
@@ -26,6 +32,7 @@ import (
 	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
 	"heyaira/server/metrics"
+	"heyaira/server/tools"
 	"heyaira/store"
 )
 
@@ -106,6 +113,13 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+}
+
+// toolsConfig is what the tools read of cfg.
+func (c *Config) toolsConfig() tools.Config {
+	return tools.Config{Now: c.Now, GitHubInFlight: c.GitHubInFlight, GitHubWait: c.GitHubWait,
+		GitHubProjectShare: c.GitHubProjectShare, GitHubPrincipalShare: c.GitHubPrincipalShare,
+		GitHubHourlyBudget: c.GitHubHourlyBudget, Replicas: c.Replicas}
 }
 
 // mcpConfig is what the MCP endpoint reads of cfg.

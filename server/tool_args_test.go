@@ -6,15 +6,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"heyaira/server/mcp"
+	"heyaira/server/tools"
 )
 
 // allTools is every tool of the server, with no dependencies behind them.
 func allTools() []*mcp.Tool {
 	var out []*mcp.Tool
-	for _, g := range [][]*mcp.Tool{(&documentTools{}).tools(), (&memoryTools{}).tools(), (&taskTools{}).tools(),
-		newWorkflowTools(nil, nil, nil, nil).tools()} {
+	groups, _ := tools.New(nil, tools.Config{Now: time.Now, GitHubInFlight: 1, GitHubProjectShare: 1, GitHubPrincipalShare: 1,
+		GitHubHourlyBudget: 1, Replicas: 1}, nil, nil, nil)
+	for _, g := range groups {
 		out = append(out, g...)
 	}
 	return out

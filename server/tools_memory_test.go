@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"heyaira/server/tools"
 )
 
 func TestLegacyTokenKeepsMemoryAndTasks(t *testing.T) {
@@ -157,7 +159,7 @@ func TestTaskListPageIsBoundedInBytes(t *testing.T) {
 	e := newTestEnv(t)
 	tok := e.token(e.newTenant("o", "r"), "tasks:read", "tasks:write")
 	const n = 12
-	body := strings.Repeat("<", maxTaskBody)
+	body := strings.Repeat("<", tools.MaxTaskBody)
 	for range n {
 		if _, isErr, raw := e.call(tok, "task_create", map[string]any{"title": "big", "body": body}); isErr {
 			t.Fatal(raw)
@@ -170,7 +172,7 @@ func TestTaskListPageIsBoundedInBytes(t *testing.T) {
 		sc := r.body["result"].(map[string]any)["structuredContent"].(map[string]any)
 		tasks := sc["tasks"].([]any)
 		pages++
-		if len(tasks)*(maxTaskBody+3) > maxPageBytes+maxTaskBody+3 || len(r.raw) > 16*maxPageBytes {
+		if len(tasks)*(tools.MaxTaskBody+3) > tools.MaxPageBytes+tools.MaxTaskBody+3 || len(r.raw) > 16*tools.MaxPageBytes {
 			t.Errorf("page %d: %d tasks in a %d-byte answer", pages, len(tasks), len(r.raw))
 		}
 		seen += len(tasks)

@@ -96,7 +96,10 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"heyaira/internal/app":  {"heyaira/admin", "heyaira/server", "heyaira/server/metrics", "heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
 		"heyaira/internal/demo": {"heyaira/internal/app", "heyaira/github/githubtest"},
 		"heyaira/admin":         {"heyaira/store", "heyaira/github", "heyaira/oauth", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
-		"heyaira/server":        {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/metrics", "heyaira/server/internal/web", "heyaira/server/authserver", "heyaira/server/mcp"},
+		"heyaira/server":        {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/metrics", "heyaira/server/internal/web", "heyaira/server/authserver", "heyaira/server/mcp", "heyaira/server/tools"},
+		// The tools reach neither the authorization server nor the MCP
+		// endpoint's HTTP side: only its Tool and Principal types.
+		"heyaira/server/tools": {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/mcp", "heyaira/server/internal/web"},
 		// The MCP endpoint reaches neither the tools (package server) nor the
 		// authorization server.
 		"heyaira/server/mcp": {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/internal/web", "heyaira/server/metrics"},

@@ -110,7 +110,7 @@ func TestCR01ConstantTimeComparisons(t *testing.T) {
 	allowed := map[string]string{
 		// The whole file's SHA-256 is public (every result carries it) and
 		// the cursor holding it has already passed hmac.Equal.
-		"server/tools_documents.go:cur.FileSHA256": "public document hash, compared after the cursor's MAC check",
+		"server/tools/tools_documents.go:cur.FileSHA256": "public document hash, compared after the cursor's MAC check",
 		// GitHub's blob SHA-1 of content GitHub itself sent: an integrity
 		// check on public data, not a secret.
 		"github/decode.go:sha": "public git blob SHA-1 of the response",

@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"errors"
@@ -82,4 +82,43 @@ func BenchmarkFragmentEnd(b *testing.B) {
 			start = end
 		}
 	}
+}
+
+// FuzzFragmentEnd checks the fragmenter on any valid UTF-8 text, start and
+// limit: a fragment it returns is within bounds and the limit, valid UTF-8,
+// ends on a character boundary, and is empty only at the end of the file;
+// it refuses exactly the starts that are out of range or inside a
+// character, and limits too small for the character at start.
+func FuzzFragmentEnd(f *testing.F) {
+	f.Add([]byte("aé€😀"), 0, 4)
+	f.Add([]byte("aé€😀"), 1, 1)
+	f.Add([]byte("😀😀"), 4, 3)
+	f.Add([]byte(""), 0, 1)
+	f.Add([]byte("abc"), 3, 65536)
+	f.Fuzz(func(t *testing.T, content []byte, start, limit int) {
+		if !utf8.Valid(content) || limit < 1 || limit > 1<<16 || start < -4 || start > len(content)+4 {
+			return // preconditions: the provider checked the text, the caller bounds the limit
+		}
+		end, err := fragmentEnd(content, start, limit)
+		inRange := start >= 0 && start <= len(content)
+		if err != nil {
+			if inRange && (start == len(content) || utf8.RuneStart(content[start])) {
+				_, size := utf8.DecodeRune(content[start:])
+				if start < len(content) && size <= limit {
+					t.Fatalf("refused a valid start %d with limit %d: %v", start, limit, err)
+				}
+			}
+			return
+		}
+		if !inRange || end < start || end > len(content) || end-start > limit {
+			t.Fatalf("fragment [%d, %d) of %d bytes with limit %d", start, end, len(content), limit)
+		}
+		frag := content[start:end]
+		if !utf8.Valid(frag) || (end < len(content) && !utf8.RuneStart(content[end])) {
+			t.Fatalf("fragment [%d, %d) cuts a character", start, end)
+		}
+		if end == start && start != len(content) {
+			t.Fatalf("empty fragment before the end at %d", start)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"time"
@@ -14,7 +14,7 @@ const (
 	// maxPageBytes bounds the text of one page: 200 task bodies of 64 KiB
 	// would be 12.5 MiB, sent twice (structuredContent and the text block)
 	// and escaped, one answer of over 100 MiB.
-	maxPageBytes = 256 << 10
+	MaxPageBytes = 256 << 10
 )
 
 // pager signs and checks the cursors of list tools.
@@ -50,7 +50,7 @@ func listPage[T any](pg pager, kind string, p mcp.Principal, cur *string, limit 
 	if size != nil {
 		total := 0
 		for i, it := range items {
-			if total += size(it); total > maxPageBytes && i > 0 {
+			if total += size(it); total > MaxPageBytes && i > 0 {
 				items, more = items[:i], true
 				break
 			}

@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type flightCap struct {
 	shares       web.KeyedSlots // by "project:<id>" and "principal:<subject>"
 }
 
-func newFlightCap(cfg *Config) *flightCap {
+func newFlightCap(cfg Config) *flightCap {
 	return &flightCap{
 		all: make(chan struct{}, cfg.GitHubInFlight), wait: cfg.GitHubWait,
 		perProject: cfg.GitHubProjectShare, perPrincipal: cfg.GitHubPrincipalShare,

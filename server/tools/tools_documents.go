@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 const (
 	maxFileBytes   = 1 << 20 // the provider refuses larger documents
 	cursorLifetime = 15 * time.Minute
-	cursorKindDoc  = "document"
+	CursorKindDoc  = "document"
 )
 
 // documentTools reads allowlisted GitHub documents. The model names only a
@@ -161,7 +161,7 @@ func (d *documentTools) read(ctx context.Context, p mcp.Principal, src store.Doc
 	}
 	if end < len(f.Content) {
 		res.NextCursor = d.cursors.Encode(cursor.Cursor{
-			Kind: cursorKindDoc, Project: p.Auth.ProjectID, Principal: p.Subject(), Source: src.ID,
+			Kind: CursorKindDoc, Project: p.Auth.ProjectID, Principal: p.Subject(), Source: src.ID,
 			Commit: *src.CommitSHA, Path: src.Path, Offset: int64(end), FileSHA256: fileSHA,
 			Expires: d.now().Add(cursorLifetime),
 		})

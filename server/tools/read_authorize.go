@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (d *documentTools) authorize(ctx context.Context, p mcp.Principal, a *docum
 	}
 	if a.Cursor != nil {
 		c, err := d.cursors.Decode(*a.Cursor, d.now())
-		if err == nil && (c.Kind != cursorKindDoc || c.Source != rd.sourceID || c.Project != p.Auth.ProjectID ||
+		if err == nil && (c.Kind != CursorKindDoc || c.Source != rd.sourceID || c.Project != p.Auth.ProjectID ||
 			c.Principal != p.Subject()) {
 			err = cursor.ErrInvalid // a cursor continues exactly one read: same kind, project, caller and source
 		}

@@ -1,4 +1,4 @@
-package server
+package tools
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 const (
 	maxTaskTitle = 200
-	maxTaskBody  = 64 << 10
+	MaxTaskBody  = 64 << 10
 )
 
 var taskStatuses = []string{"open", "in_progress", "done", "cancelled"}
@@ -103,7 +103,7 @@ func (tk *taskTools) list(ctx context.Context, p mcp.Principal, a *taskListArgs)
 		return nil, err
 	}
 	return listPage(tk.pages, "task_list", p, a.Cursor, limit, "tasks", func(after string) ([]store.Task, error) {
-		return tk.st.ListTasks(ctx, p.Auth.ProjectID, deref(a.Status), after, limit, maxPageBytes)
+		return tk.st.ListTasks(ctx, p.Auth.ProjectID, deref(a.Status), after, limit, MaxPageBytes)
 	}, func(t store.Task) string { return t.ID }, func(t store.Task) int { return len(t.Title) + len(t.Body) })
 }
 
@@ -112,7 +112,7 @@ func validTask(title, body, status *string) error {
 	if title != nil && (len(*title) == 0 || len(*title) > maxTaskTitle) {
 		return mcp.InvalidArgument("title must be 1-200 bytes")
 	}
-	if body != nil && len(*body) > maxTaskBody {
+	if body != nil && len(*body) > MaxTaskBody {
 		return mcp.InvalidArgument("body must be at most 65536 bytes")
 	}
 	if err := noNUL(deref(title), deref(body)); err != nil {
