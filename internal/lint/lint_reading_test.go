@@ -33,7 +33,6 @@ func TestReadingOrderIsTrue(t *testing.T) {
 		section = section[:j+3]
 	}
 	row := regexp.MustCompile("(?m)^\\| ([^|]+) \\| ([^|]+) \\| ([0-9,]+) \\|$")
-	file := regexp.MustCompile("`([a-z/_]+\\.go)`")
 	steps, total, stated := 0, 0, -1
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		n, _ := strconv.Atoi(strings.ReplaceAll(m[3], ",", ""))
@@ -41,10 +40,7 @@ func TestReadingOrderIsTrue(t *testing.T) {
 			stated = n
 			continue
 		}
-		sum := 0
-		for _, f := range file.FindAllStringSubmatch(m[2], -1) {
-			sum += strings.Count(mustRead(t, f[1]), "\n")
-		}
+		sum := filesLines(t, m[2])
 		if sum != n {
 			t.Errorf("docs/design.md §15, %q: %d lines stated, the files have %d", strings.TrimSpace(m[1]), n, sum)
 		}
@@ -95,7 +91,6 @@ func TestAuditSurfaceIsTrue(t *testing.T) {
 		t.Fatalf("docs/design.md §16 has %d tables, want before authentication, the authorization server, egress and secrets", len(tables))
 	}
 	row := regexp.MustCompile("(?m)^\\| ([^|]+) \\| ([0-9,]+) \\|$")
-	file := regexp.MustCompile("`([a-z/_]+\\.go)`")
 	for _, table := range tables {
 		name, _, _ := strings.Cut(table, "\n")
 		total, stated := 0, -1
@@ -105,10 +100,7 @@ func TestAuditSurfaceIsTrue(t *testing.T) {
 				stated = n
 				continue
 			}
-			sum := 0
-			for _, f := range file.FindAllStringSubmatch(m[1], -1) {
-				sum += strings.Count(mustRead(t, f[1]), "\n")
-			}
+			sum := filesLines(t, m[1])
 			if sum != n {
 				t.Errorf("docs/design.md §16 %s, %s: %d lines stated, the files have %d", name, m[1], n, sum)
 			}
@@ -207,4 +199,14 @@ func codeLines(t *testing.T, path string) int {
 		}
 	}
 	return n
+}
+
+// filesLines is the number of lines of the Go files a table cell names.
+func filesLines(t *testing.T, cell string) int {
+	t.Helper()
+	sum := 0
+	for _, f := range regexp.MustCompile("`([a-z/_]+\\.go)`").FindAllStringSubmatch(cell, -1) {
+		sum += strings.Count(mustRead(t, f[1]), "\n")
+	}
+	return sum
 }
