@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
-	"encoding/hex"
-	"strings"
 	"time"
 )
 
@@ -61,27 +59,6 @@ func (s *Secrets) Mint(prefix string, expires time.Time) string {
 func (s *Secrets) Valid(v, prefix string, now time.Time) bool {
 	_, ok := s.open(v, prefix, SecretBytes, now)
 	return ok
-}
-
-// ClientID returns the public client_id of the registered client whose row
-// id is the UUID id.
-func (s *Secrets) ClientID(id string) string {
-	b, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
-	if err != nil || len(b) != uuidLen {
-		panic("oauth: ClientID of a malformed UUID")
-	}
-	return s.seal(PrefixClient, b, time.Time{})
-}
-
-// ClientRow returns the row id a public client_id names, or ok=false when
-// this server never assigned it.
-func (s *Secrets) ClientRow(clientID string) (id string, ok bool) {
-	b, ok := s.open(clientID, PrefixClient, uuidLen, time.Time{})
-	if !ok {
-		return "", false
-	}
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
 }
 
 func (s *Secrets) seal(prefix string, payload []byte, expires time.Time) string {

@@ -14,9 +14,8 @@ import (
 	"heyaira/store"
 )
 
-// addRoutes is the whole HTTP surface. A reviewer checks authentication
-// coverage here: every /mcp POST goes through checkOrigin, and handleMCP
-// authenticates it (authn.go) before it dispatches anything.
+// addRoutes is the whole HTTP surface: every /mcp POST goes through
+// mcp.CheckOrigin, and mcp.HandleMCP authenticates it before any dispatch.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg *Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) {
 	groups, inFlight := tools.New(logger, cfg.toolsConfig(), st, gh, cursors)
 	table := mcp.NewToolTable(logger, web.NewRateLimiter(cfg.ToolRate, cfg.ToolBurst), cfg.Metrics, cfg.Now, groups...)

@@ -12,15 +12,11 @@ import (
 	"heyaira/store"
 )
 
-// An /mcp request is authenticated in two steps: the Authorization header
-// and the token's MAC before the body is read (bearerHash), then the token
-// from the database in one store call (authorize).
-
-// authenticator checks a bearer token by its hash. It returns
+// Authenticator checks a bearer token by its hash. It returns
 // store.ErrNotFound for an unknown, expired or revoked token.
 type Authenticator func(ctx context.Context, tokenHash []byte) (store.Auth, error)
 
-// storeAuthenticator is the production authenticator.
+// StoreAuthenticator is the production authenticator.
 func StoreAuthenticator(st *store.DB, now func() time.Time) Authenticator {
 	return func(ctx context.Context, tokenHash []byte) (store.Auth, error) {
 		return st.Authenticate(ctx, tokenHash, now())

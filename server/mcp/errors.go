@@ -10,7 +10,7 @@ import (
 	"heyaira/store"
 )
 
-// codedError is a failure with a stable code and a public message, raised by
+// CodedError is a failure with a stable code and a public message, raised by
 // the server itself (argument checks, source states, ranges).
 type CodedError struct {
 	code    string
@@ -21,7 +21,7 @@ func (e *CodedError) Error() string { return e.code + ": " + e.message }
 
 func NewCoded(code, message string) error { return &CodedError{code, message} }
 
-// fieldsError is a coded error with extra structured fields for the tool
+// FieldsError is a coded error with extra structured fields for the tool
 // error's structuredContent.error object (e.g. retry_after_seconds).
 type FieldsError struct {
 	err    *CodedError
@@ -45,7 +45,7 @@ func WithFields(code, message string, fields map[string]any) error {
 
 func InvalidArgument(msg string) error { return NewCoded("invalid_argument", msg) }
 
-// notFound is err, or the tool's own answer when it is store.ErrNotFound.
+// NotFound is err, or the tool's own answer when it is store.ErrNotFound.
 func NotFound(err, answer error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return answer
@@ -103,7 +103,7 @@ var publicCodes = []string{
 	"store_unavailable", "rate_limited", "internal", "quota_exceeded",
 }
 
-// classify returns the stable code and public message for err.
+// Classify returns the stable code and public message for err.
 func Classify(err error) (code, public string) {
 	var ce *CodedError
 	if errors.As(err, &ce) {
@@ -130,7 +130,7 @@ func GitHubFailure(err error) error {
 	return &FieldsError{err: &CodedError{code, public}, fields: retryFields(rl.RetryAfter)}
 }
 
-// retryAfter is a rate_limited refusal with retry_after_seconds for wait.
+// RetryAfter is a rate_limited refusal with retry_after_seconds for wait.
 func RetryAfter(message string, wait time.Duration) error {
 	return &FieldsError{err: &CodedError{"rate_limited", message}, fields: retryFields(wait)}
 }

@@ -8,6 +8,12 @@ import (
 // The initialize handshake of the 2025 eras: the version negotiation and
 // what the server says of itself.
 
+// latestVersion is answered to clients that ask for a version we do not speak.
+const latestVersion = "2025-11-25"
+
+// supportedVersions are the MCP revisions this server accepts.
+var supportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
 // initialize negotiates the protocol version: a supported requested version
 // is echoed; anything else gets our latest (never an error, per the spec).
 func initialize(params json.RawMessage, cfg *Config) (any, error) {

@@ -7,7 +7,7 @@ import (
 	"heyaira/server/internal/web"
 )
 
-// handleResourceMetadata serves RFC 9728 protected-resource metadata, built
+// HandleResourceMetadata serves RFC 9728 protected-resource metadata, built
 // from configuration only (never from request headers, which an attacker
 // controls). resource is the exact identifier tokens are bound to.
 func HandleResourceMetadata(cfg *Config, resource string) http.Handler {

@@ -7,7 +7,7 @@ import (
 	"heyaira/store"
 )
 
-// quotaError turns the store's refusal of a write over a project quota
+// QuotaError turns the store's refusal of a write over a project quota
 // (store/limits.go) into the tool error quota_exceeded, naming the quota
 // and its limit, in the message and as fields. Other errors pass unchanged.
 func QuotaError(err error) error {

@@ -26,7 +26,7 @@ import (
 // for arguments tagged requiredTogether, when any of them is missing), and
 // so is one its schema's argChecks entry refuses, in field order.
 
-// toolArgs is what typed derives for one tool.
+// ToolArgs is what typed derives for one tool.
 type ToolArgs struct {
 	args     []toolArg // in field order
 	required []string
@@ -46,7 +46,7 @@ type toolArg struct {
 	check    func(s string) error // argChecks[schema name], or nil
 }
 
-// typed makes the toolArgs of a handler whose arguments are A.
+// Typed makes the toolArgs of a handler whose arguments are A.
 func Typed[A any](handle func(ctx context.Context, p Principal, a *A) (any, error)) ToolArgs {
 	ta, names := argsOf(reflect.TypeFor[A]())
 	ta.decode = func(raw json.RawMessage) (any, error) {

@@ -12,7 +12,7 @@ import (
 	"heyaira/server/metrics"
 )
 
-// tool is one MCP tool: its public definition, the scope it needs, and its
+// Tool is one MCP tool: its public definition, the scope it needs, and its
 // typed arguments and handler (tool_args.go).
 type Tool struct {
 	Name        string
@@ -27,10 +27,10 @@ type Tool struct {
 	ToolArgs
 }
 
-// noArgs are the arguments of a tool that takes none.
+// NoArgs are the arguments of a tool that takes none.
 type NoArgs struct{}
 
-// toolTable is built once and read-only afterwards.
+// ToolTable is built once and read-only afterwards.
 type ToolTable struct {
 	logger  *slog.Logger
 	tools   []*Tool

@@ -1,8 +1,6 @@
 package mcp
 
-import ()
-
-// inputSchema is the tool's JSON Schema: always an object that refuses
+// InputSchema is the tool's JSON Schema: always an object that refuses
 // properties it does not name.
 func (t *Tool) InputSchema() map[string]any {
 	props := map[string]any{}

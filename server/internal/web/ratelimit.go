@@ -26,12 +26,12 @@ func NewRateLimiter(rate float64, burst int) *RateLimiter {
 	return &RateLimiter{rate: rate, burst: float64(burst), b: map[string]*bucket{}}
 }
 
-// allow takes one token for key, or reports how long until one is available.
+// Allow takes one token for key, or reports how long until one is available.
 func (l *RateLimiter) Allow(key string, now time.Time) (time.Duration, bool) {
 	return l.Take(key, l.rate, l.burst, now)
 }
 
-// take is allow for a key with a rate (per second) and burst of its own,
+// Take is allow for a key with a rate (per second) and burst of its own,
 // which apply from this call on.
 func (l *RateLimiter) Take(key string, rate, burst float64, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()

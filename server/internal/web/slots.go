@@ -15,14 +15,14 @@ type KeyedSlots struct {
 	m  map[string]*Share
 }
 
-// share is one key's slots; users counts the requests holding or waiting
+// Share is one key's slots; users counts the requests holding or waiting
 // for them, guarded by KeyedSlots.mu.
 type Share struct {
 	Slots chan struct{}
 	users int
 }
 
-// join returns key's share, of n slots when it is new, counting the caller
+// Join returns key's share, of n slots when it is new, counting the caller
 // as one of its users.
 func (k *KeyedSlots) Join(key string, n int) *Share {
 	k.mu.Lock()
@@ -39,7 +39,7 @@ func (k *KeyedSlots) Join(key string, n int) *Share {
 	return s
 }
 
-// leave ends the caller's use of key's share s, and drops s with its last
+// Leave ends the caller's use of key's share s, and drops s with its last
 // user.
 func (k *KeyedSlots) Leave(key string, s *Share) {
 	k.mu.Lock()
