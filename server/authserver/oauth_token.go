@@ -154,17 +154,17 @@ const unknownClient = "unknown client"
 // unmintedGrant refuses a code or refresh token this server never minted
 // (or whose embedded expiry has passed), before the client is looked up.
 func unmintedGrant(cfg *Config, form oauth.Form) *oauth.Error {
-	prefix, v := oauth.PrefixCode, form.Get("code")
-	if form.Get("grant_type") == "refresh_token" {
-		prefix, v = oauth.PrefixRefresh, form.Get("refresh_token")
+	var prefix, v, desc string
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		prefix, v, desc = oauth.PrefixCode, form.Get("code"), "invalid authorization code"
+	case "refresh_token":
+		prefix, v, desc = oauth.PrefixRefresh, form.Get("refresh_token"), "invalid refresh token"
 	}
 	if v == "" || cfg.Secrets.Valid(v, prefix, cfg.Now()) {
-		return nil // a missing one gets its own answer, after the client
+		return nil // no grant, or a missing secret, gets its own answer after the client
 	}
-	if prefix == oauth.PrefixCode {
-		return oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid authorization code")
-	}
-	return oauth.NewError(oauth.ErrCodeInvalidGrant, "invalid refresh token")
+	return oauth.NewError(oauth.ErrCodeInvalidGrant, desc)
 }
 
 // redeemCode runs the authorization_code grant. Request syntax is checked
