@@ -30,6 +30,9 @@ func (e *testEnv) modernPost(tok, method, version, header string, params map[str
 	if name, ok := params["name"].(string); ok {
 		h = append(h, "Mcp-Name", name)
 	}
+	if uri, ok := params["uri"].(string); ok {
+		h = append(h, "Mcp-Name", uri)
+	}
 	return e.post(modernBody(method, version, params), append(h, extra...)...)
 }
 

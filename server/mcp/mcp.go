@@ -22,7 +22,7 @@ const maxMCPBody = 1 << 20
 // Check order: bearer header and the token's MAC (401 before the body is
 // read) → body limit → Content-Type → strict decode → the era's
 // protocol-version and header rules (modern.go) → authentication from the
-// database (authn.go) → dispatch.
+// database (authn.go) → the params' decoding → dispatch.
 func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tokenHash, ok := bearerHash(w, r, cfg)
@@ -66,11 +66,6 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 				"unsupported MCP-Protocol-Version; supported: " + strings.Join(allVersions, ", ")})
 			return
 		}
-		var call toolCall
-		var callErr error
-		if msg.Method == "tools/call" && msg.ID != nil {
-			call, callErr = tools.parseCall(msg.Params)
-		}
 		who, ok := authorize(w, r, logger, cfg, authn, tokenHash)
 		if !ok {
 			return
@@ -84,13 +79,15 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 		var result any
 		switch {
 		case msg.Method == "tools/call":
-			err = callErr
-			if callErr == nil {
+			var call toolCall
+			if call, err = tools.parseCall(msg.Params); err == nil {
 				result, err = tools.call(r.Context(), who, call)
 			}
 			if modern {
 				result = withResultType(result)
 			}
+		case tools.methods[msg.Method] != nil:
+			result, err = tools.method(r.Context(), who, msg, modern)
 		case modern:
 			var merr *modernError
 			if result, merr = dispatchModern(tools, cfg, msg); merr != nil {
@@ -104,6 +101,9 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 		switch {
 		case errors.As(err, &se):
 			writeInsufficientScope(w, cfg, se)
+			return
+		case errors.As(err, new(*modernError)):
+			writeRPCResponse(w, sse, rpcErrorResponse{JSONRPC: "2.0", ID: msg.ID, Error: err})
 			return
 		case err != nil:
 			var re *rpcError

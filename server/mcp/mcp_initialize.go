@@ -33,11 +33,7 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 	}
 	return map[string]any{
 		"protocolVersion": version,
-		"capabilities": map[string]any{
-			"tools":     map[string]any{"listChanged": false},
-			"resources": map[string]any{},
-			"prompts":   map[string]any{},
-		},
+		"capabilities":    capabilities,
 		"serverInfo":   serverInfo(cfg),
 		"instructions": instructions,
 	}, nil

@@ -90,13 +90,15 @@ func checkModern(r *http.Request, msg rpcMessage, version string, caps bool) *mo
 	if headerValue(r.Header.Get("Mcp-Method")) != msg.Method {
 		return mismatch("Mcp-Method must equal the request's method")
 	}
-	if msg.Method == "tools/call" {
-		var p struct {
-			Name string `json:"name"`
-		}
+	// Mcp-Name mirrors the name a request acts on: a tool's or a prompt's
+	// name, or the URI of the resource read.
+	if field, ok := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[msg.Method]; ok {
+		var p map[string]json.RawMessage
+		var name string
 		json.Unmarshal(msg.Params, &p)
-		if n := r.Header.Get("Mcp-Name"); n == "" || headerValue(n) != p.Name {
-			return mismatch("Mcp-Name must equal params.name")
+		json.Unmarshal(p[field], &name)
+		if n := r.Header.Get("Mcp-Name"); n == "" || headerValue(n) != name {
+			return mismatch("Mcp-Name must equal params." + field)
 		}
 	}
 	return nil
@@ -122,7 +124,7 @@ func dispatchModern(tools *ToolTable, cfg *Config, msg rpcMessage) (any, *modern
 		return map[string]any{
 			"resultType":        "complete",
 			"supportedVersions": allVersions,
-			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": false}},
+			"capabilities":      capabilities,
 			"instructions":      instructions,
 			"ttlMs":             toolsListTTL,
 			"cacheScope":        "private",
@@ -131,6 +133,10 @@ func dispatchModern(tools *ToolTable, cfg *Config, msg rpcMessage) (any, *modern
 	case "tools/list":
 		// private: what a caller may call depends on its token.
 		return map[string]any{"resultType": "complete", "tools": tools.list(), "ttlMs": toolsListTTL, "cacheScope": "private"}, nil
+	case "resources/templates/list":
+		r := resourceTemplates()
+		r["resultType"], r["ttlMs"], r["cacheScope"] = "complete", toolsListTTL, "private"
+		return r, nil
 	}
 	return nil, &modernError{status: http.StatusNotFound, Code: CodeMethodNotFound, Msg: "method not found: " + web.Quote(msg.Method)}
 }

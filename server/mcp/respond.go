@@ -20,12 +20,8 @@ func dispatch(tools *ToolTable, cfg *Config, msg rpcMessage) (any, error) {
 		return struct{}{}, nil
 	case "tools/list":
 		return map[string]any{"tools": tools.list()}, nil
-	case "resources/list":
-		return map[string]any{"resources": []any{}}, nil
 	case "resources/templates/list":
-		return map[string]any{"resourceTemplates": []any{}}, nil
-	case "prompts/list":
-		return map[string]any{"prompts": []any{}}, nil
+		return resourceTemplates(), nil
 	default:
 		return nil, &rpcError{CodeMethodNotFound, "method not found: " + web.Quote(msg.Method)}
 	}

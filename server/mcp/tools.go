@@ -24,6 +24,11 @@ type Tool struct {
 	// destructiveHint), and calling it again with the same arguments changes
 	// nothing more (idempotentHint). The other write tools only add.
 	Destructive bool
+	// Method: the tool is not listed or called as a tool, but answers the
+	// JSON-RPC method of its Name (methods.go); TTL is how long, in
+	// milliseconds, a modern-era client may keep its result.
+	Method bool
+	TTL    int
 	ToolArgs
 }
 
@@ -35,15 +40,20 @@ type ToolTable struct {
 	logger  *slog.Logger
 	tools   []*Tool
 	byName  map[string]*Tool
+	methods map[string]*Tool
 	limiter *web.RateLimiter
 	metrics *metrics.Metrics
 	now     func() time.Time
 }
 
 func NewToolTable(logger *slog.Logger, limiter *web.RateLimiter, metrics *metrics.Metrics, now func() time.Time, groups ...[]*Tool) *ToolTable {
-	tt := &ToolTable{logger: logger, byName: map[string]*Tool{}, limiter: limiter, metrics: metrics, now: now}
+	tt := &ToolTable{logger: logger, byName: map[string]*Tool{}, methods: map[string]*Tool{}, limiter: limiter, metrics: metrics, now: now}
 	for _, g := range groups {
 		for _, t := range g {
+			if t.Method {
+				tt.methods[t.Name] = t
+				continue
+			}
 			tt.tools = append(tt.tools, t)
 			tt.byName[t.Name] = t
 		}
@@ -101,11 +111,25 @@ func (tt *ToolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	return toolCall{t: t, args: args, argErr: err}, nil
 }
 
-// call runs a tools/call for who. The scope check is an HTTP 403 before the
-// tool runs, and the principal's limit comes before the tool touches the
-// database (so a refused call writes no audit row); everything else is a
-// tool result, isError for failures.
+// call runs a tools/call for who: the handler's result as a tool result,
+// a failure as a tool result with isError; only a scope refusal is an error.
 func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (any, error) {
+	result, failure, err := tt.serve(ctx, who, c)
+	switch {
+	case err != nil:
+		return nil, err
+	case failure != nil:
+		return &callToolResult{IsError: true, Content: []textContent{{Type: "text", Text: failure["code"].(string) + ": " + failure["message"].(string)}},
+			StructuredContent: map[string]any{"error": failure}}, nil
+	}
+	return toolResult(result)
+}
+
+// serve runs t for who. The scope check is an HTTP 403 before the tool
+// runs (err, a *ScopeError), and the principal's limit comes before the tool
+// touches the database (so a refused call writes no audit row); any other
+// failure is its stable code, public message and fields (failure).
+func (tt *ToolTable) serve(ctx context.Context, who Principal, c toolCall) (result any, failure map[string]any, err error) {
 	t := c.t
 	start := time.Now()
 	code := "ok"
@@ -113,15 +137,10 @@ func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (any, 
 		web.AddLog(ctx, slog.String("tool", t.Name), slog.String("code", code))
 		tt.metrics.ToolCall(t.Name, code, time.Since(start))
 	}()
-	// Because the scope check comes first, a caller without the scope causes
-	// no provider call; nor a store write, since the read's statement writes
-	// no row for a token without documents:read.
-	if !who.HasScope(t.Scope) {
+	if t.Scope != "" && !who.HasScope(t.Scope) {
 		code = "insufficient_scope"
-		return nil, who.Missing(t.Scope)
+		return nil, nil, who.Missing(t.Scope)
 	}
-	var result any
-	var err error
 	wait, ok := tt.limiter.Allow(who.Subject(), tt.now())
 	switch {
 	case !ok:
@@ -138,29 +157,27 @@ func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (any, 
 		var se *ScopeError
 		if errors.As(err, &se) {
 			code = "insufficient_scope"
-			return nil, se
+			return nil, nil, se
 		}
 	}
-	if err != nil {
-		err = QuotaError(err)
-		var public string
-		code, public = Classify(err)
-		if code == "internal" || code == "store_unavailable" {
-			tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.Name, "code", code, "err", err)
-			if code == "internal" {
-				public += " (request " + web.RequestID(ctx) + ")"
-			}
-		}
-		r := toolError(code, public)
-		var fe *FieldsError
-		if errors.As(err, &fe) {
-			obj := map[string]any{"code": code, "message": public}
-			maps.Copy(obj, fe.Fields())
-			r.StructuredContent = map[string]any{"error": obj}
-		}
-		return r, nil
+	if err == nil {
+		return result, nil, nil
 	}
-	return toolResult(result)
+	err = QuotaError(err)
+	var public string
+	code, public = Classify(err)
+	if code == "internal" || code == "store_unavailable" {
+		tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.Name, "code", code, "err", err)
+		if code == "internal" {
+			public += " (request " + web.RequestID(ctx) + ")"
+		}
+	}
+	failure = map[string]any{"code": code, "message": public}
+	var fe *FieldsError
+	if errors.As(err, &fe) {
+		maps.Copy(failure, fe.Fields())
+	}
+	return nil, failure, nil
 }
 
 // callToolResult is the MCP CallToolResult. Optional fields are omitted, never null.
@@ -190,13 +207,4 @@ func toolResult(v any) (encodedResult, error) {
 		return nil, err
 	}
 	return json.Marshal(callToolResult{Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: json.RawMessage(b)})
-}
-
-// toolError is a failure inside a tool: a stable code and a public message.
-func toolError(code, public string) *callToolResult {
-	return &callToolResult{
-		IsError:           true,
-		Content:           []textContent{{Type: "text", Text: code + ": " + public}},
-		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": public}},
-	}
 }

@@ -41,6 +41,7 @@ var argSchemas = map[string]map[string]any{
 	"uuid":      {"type": "string", "format": "uuid"},
 	"cursor":    {"type": "string", "description": "next_cursor from the previous page"},
 	"text":      {"type": "string"},
+	"object":    {"type": "object"},
 	"view":      {"type": "string", "enum": []string{"full", "compact"}},
 	"startByte": {"type": "integer", "minimum": 0, "description": "byte offset; must be on a UTF-8 character boundary"},
 	"maxBytes":  {"type": "integer", "minimum": 1, "maximum": 65536, "description": "clamped to the source's fragment limit"},

@@ -23,14 +23,16 @@ type Config struct {
 	Replicas             int
 }
 
-// New returns every tool of the server, for mcp.NewToolTable, and the
+// New returns every tool of the server and the methods tools serve
+// (resources, prompts, completions), for mcp.NewToolTable, and the
 // count of GitHub requests in flight, for the metrics.
 func New(logger *slog.Logger, cfg Config, st *store.DB, gh *github.Client, cursors *cursor.Codec) (all [][]*mcp.Tool, inFlight func() int) {
 	flights := newFlightCap(cfg)
-	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, now: cfg.Now}
 	pages := pager{cursors: cursors, now: cfg.Now}
+	docs := &documentTools{logger: logger, st: st, gh: gh, cursors: cursors, flights: flights, pages: pages, now: cfg.Now}
 	memory := &memoryTools{st: st, pages: pages}
 	tasks := &taskTools{st: st, pages: pages}
-	return [][]*mcp.Tool{docs.tools(), memory.tools(), tasks.tools(), newWorkflowTools(logger, st, gh, flights).tools()},
+	workflows := newWorkflowTools(logger, st, gh, flights)
+	return [][]*mcp.Tool{docs.tools(), memory.tools(), tasks.tools(), workflows.tools(), docs.methods(), workflows.methods()},
 		flights.inFlight
 }

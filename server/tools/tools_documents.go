@@ -31,6 +31,7 @@ type documentTools struct {
 	gh      *github.Client
 	cursors *cursor.Codec
 	flights *flightCap
+	pages   pager
 	now     func() time.Time
 }
 

@@ -150,7 +150,7 @@ func (w *workflowTools) dispatch(ctx context.Context, p mcp.Principal, a *workfl
 		return nil, err
 	}
 	audit := map[string]any{"task_id": *a.TaskID, "profile": *a.Profile, "mode": *a.Mode}
-	c, err := w.assemble(ctx, p, *a.Profile, *a.Mode, audit)
+	c, err := w.assemble(ctx, p, "workflows:write", *a.Profile, *a.Mode, audit)
 	if err != nil {
 		// A scopeError is not audited: it came before anything was read, as a scope check does.
 		if !errors.As(err, new(*mcp.ScopeError)) {
@@ -163,15 +163,16 @@ func (w *workflowTools) dispatch(ctx context.Context, p mcp.Principal, a *workfl
 
 // assemble reads every configured source (resolving tracking branches now)
 // and assembles the profile. A source that cannot be read fails the whole
-// dispatch with that source's code.
-func (w *workflowTools) assemble(ctx context.Context, p mcp.Principal, profile, mode string, audit map[string]any) (contract, error) {
+// dispatch with that source's code. scope is the caller's own, named first
+// when documents:read is missing.
+func (w *workflowTools) assemble(ctx context.Context, p mcp.Principal, scope, profile, mode string, audit map[string]any) (contract, error) {
 	cfg, err := w.st.DispatchConfig(ctx, p.Auth.ProjectID, profile, mode)
 	if err != nil {
 		return contract{}, err
 	}
 	// Every configured source is GitHub text in the result; a profile of
-	// built-in text alone needs only workflows:write.
-	if err := p.NeedDocuments("workflows:write", cfg.Core != nil || cfg.Mode != nil || len(cfg.Instructions) > 0); err != nil {
+	// built-in text alone needs only the caller's own scope.
+	if err := p.NeedDocuments(scope, cfg.Core != nil || cfg.Mode != nil || len(cfg.Instructions) > 0); err != nil {
 		return contract{}, err
 	}
 	in := catalog.Input{Profile: profile, Mode: mode}
