@@ -34,8 +34,8 @@ func initialize(params json.RawMessage, cfg *Config) (any, error) {
 	return map[string]any{
 		"protocolVersion": version,
 		"capabilities":    capabilities,
-		"serverInfo":   serverInfo(cfg),
-		"instructions": instructions,
+		"serverInfo":      serverInfo(cfg),
+		"instructions":    instructions,
 	}, nil
 }
 
