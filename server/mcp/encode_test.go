@@ -3,40 +3,45 @@ package mcp
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestEncodedResultMatchesGenericEncoding checks that the pre-encoded tool
-// result written by writeRPCResponse says exactly what encoding the
-// callToolResult value with encoding/json says, for content full of
-// characters that need escaping.
-func TestEncodedResultMatchesGenericEncoding(t *testing.T) {
+// TestToolResultEnvelope checks a tool result as it is sent: its text block
+// holds the JSON of its structuredContent, characters that need escaping
+// included, and the response carries its length (no chunked framing).
+func TestToolResultEnvelope(t *testing.T) {
 	t.Parallel()
 	res := &fragment{SourceID: "s", Path: "p", Content: "Quote \" backslash \\ newline \n tab \t <html> & \u2028 é 😀 \x01",
 		NextCursor: "c"}
 	res.Range.EndByte, res.Range.TotalBytes = 3, 9
-	pre, err := toolResult(res)
+	r, err := toolResult(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	writeRPCResponse(w, false, rpcResponse{JSONRPC: "2.0", ID: json.RawMessage(`"id-7"`), Result: pre})
-	var got map[string]any
+	writeRPCResponse(w, false, rpcResponse{JSONRPC: "2.0", ID: json.RawMessage(`"id-7"`), Result: r})
+	var got struct {
+		Result struct {
+			Content    []textContent `json:"content"`
+			Structured fragment      `json:"structuredContent"`
+		} `json:"result"`
+	}
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-		t.Fatalf("fast path wrote invalid JSON: %v\n%s", err, w.Body.Bytes())
+		t.Fatalf("invalid JSON: %v\n%s", err, w.Body.Bytes())
 	}
-	sc, _ := json.Marshal(res)
-	generic, _ := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: json.RawMessage(`"id-7"`), Result: &callToolResult{
-		Content: []textContent{{Type: "text", Text: string(sc)}}, StructuredContent: json.RawMessage(sc)}})
-	var want map[string]any
-	json.Unmarshal(generic, &want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("fast path differs from encoding/json (-want +got):\n%s", diff)
+	var text fragment
+	json.Unmarshal([]byte(got.Result.Content[0].Text), &text)
+	if diff := cmp.Diff(*res, got.Result.Structured); diff != "" {
+		t.Errorf("structuredContent (-want +got):\n%s", diff)
 	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type %q", ct)
+	if diff := cmp.Diff(*res, text); diff != "" {
+		t.Errorf("text block (-want +got):\n%s", diff)
+	}
+	if cl := w.Header().Get("Content-Length"); cl != strconv.Itoa(w.Body.Len()) {
+		t.Errorf("Content-Length %q for %d bytes", cl, w.Body.Len())
 	}
 }
 
@@ -51,8 +56,9 @@ func TestToolResultInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"content":[{"type":"text","text":"\"a\ufffdb\""}],"structuredContent":"a` + "\xff" + `b"}`
-	if string(got) != want {
-		t.Errorf("toolResult = %q, want %q", got, want)
+	b, _ := json.Marshal(got)
+	if string(b) != want {
+		t.Errorf("toolResult = %q, want %q", b, want)
 	}
 }
 

@@ -80,12 +80,14 @@ func HandleMCP(logger *slog.Logger, tools *ToolTable, cfg *Config, authn Authent
 		switch {
 		case msg.Method == "tools/call":
 			var call toolCall
+			var res *callToolResult
 			if call, err = tools.parseCall(msg.Params); err == nil {
-				result, err = tools.call(r.Context(), who, call)
+				res, err = tools.call(r.Context(), who, call)
 			}
-			if modern {
-				result = withResultType(result)
+			if res != nil && modern {
+				res.ResultType = "complete"
 			}
+			result = res
 		case tools.methods[msg.Method] != nil:
 			result, err = tools.method(r.Context(), who, msg, modern)
 		case modern:

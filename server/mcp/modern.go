@@ -141,22 +141,6 @@ func dispatchModern(tools *ToolTable, cfg *Config, msg rpcMessage) (any, *modern
 	return nil, &modernError{status: http.StatusNotFound, Code: CodeMethodNotFound, Msg: "method not found: " + web.Quote(msg.Method)}
 }
 
-// withResultType adds resultType to a tools/call result, which is
-// otherwise byte for byte the legacy era's.
-func withResultType(result any) any {
-	switch r := result.(type) {
-	case encodedResult:
-		return encodedResult(append([]byte(`{"resultType":"complete",`), r[1:]...))
-	case *callToolResult:
-		b, err := json.Marshal(r)
-		if err != nil {
-			return r
-		}
-		return withResultType(encodedResult(b))
-	}
-	return result
-}
-
 func writeModernError(w http.ResponseWriter, id json.RawMessage, e *modernError) {
 	web.WriteJSON(w, e.status, rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: e})
 }

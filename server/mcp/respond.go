@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"heyaira/server/internal/web"
@@ -44,24 +43,6 @@ func wantsSSE(accept string) bool {
 }
 
 func writeRPCResponse(w http.ResponseWriter, sse bool, v any) {
-	r, _ := v.(rpcResponse)
-	if pre, ok := r.Result.(encodedResult); ok && !sse {
-		// The id was validated by parseMessage and the result encoded by
-		// toolResult: both are JSON already.
-		const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		// With its length known, a large result is sent as it is,
-		// without chunked framing.
-		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(r.ID)+len(mid)+len(pre)+1))
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, head)
-		w.Write(r.ID)
-		io.WriteString(w, mid)
-		w.Write(pre)
-		io.WriteString(w, "}")
-		return
-	}
 	if !sse {
 		web.WriteJSON(w, http.StatusOK, v)
 		return

@@ -113,7 +113,7 @@ func (tt *ToolTable) parseCall(params json.RawMessage) (toolCall, error) {
 
 // call runs a tools/call for who: the handler's result as a tool result,
 // a failure as a tool result with isError; only a scope refusal is an error.
-func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (any, error) {
+func (tt *ToolTable) call(ctx context.Context, who Principal, c toolCall) (*callToolResult, error) {
 	result, failure, err := tt.serve(ctx, who, c)
 	switch {
 	case err != nil:
@@ -182,6 +182,7 @@ func (tt *ToolTable) serve(ctx context.Context, who Principal, c toolCall) (resu
 
 // callToolResult is the MCP CallToolResult. Optional fields are omitted, never null.
 type callToolResult struct {
+	ResultType        string        `json:"resultType,omitempty"` // "complete" in the modern era (modern.go)
 	Content           []textContent `json:"content"`
 	StructuredContent any           `json:"structuredContent,omitempty"`
 	IsError           bool          `json:"isError,omitempty"`
@@ -192,19 +193,12 @@ type textContent struct {
 	Text string `json:"text"`
 }
 
-// encodedResult is a result already encoded as JSON by this package;
-// writeRPCResponse copies it into the envelope as it is.
-type encodedResult []byte
-
-// MarshalJSON lets other writers (the SSE path) embed it; they re-validate it.
-func (e encodedResult) MarshalJSON() ([]byte, error) { return e, nil }
-
 // toolResult returns v as structuredContent and as one text block holding the
-// same JSON: a callToolResult, encoded by encoding/json.
-func toolResult(v any) (encodedResult, error) {
+// same JSON, encoded once here; the envelope copies it.
+func toolResult(v any) (*callToolResult, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(callToolResult{Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: json.RawMessage(b)})
+	return &callToolResult{Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
