@@ -157,6 +157,12 @@ func TestResourcePagesAndCompletion(t *testing.T) {
 		t.Fatalf("pages of %d and %d, cursor %q then %v", n, m, cursor, rest["nextCursor"])
 	}
 
+	// An empty allowlist is an empty list, with no cursor (not null).
+	r := e.rpc(e.token(e.newTenant("o3", "r3"), "documents:read"), "resources/list", nil)
+	if !strings.Contains(string(r.raw), `"resources":[]`) || strings.Contains(string(r.raw), "nextCursor") {
+		t.Errorf("empty list: %s", r.raw)
+	}
+
 	template := e.method(tok, "resources/templates/list", nil)
 	if diff := cmp.Diff("heyaira://sources/{source_id}", anySlice(template["resourceTemplates"])[0].(map[string]any)["uriTemplate"]); diff != "" {
 		t.Error(diff)
@@ -185,7 +191,7 @@ func TestResourcePagesAndCompletion(t *testing.T) {
 	e.methodError(tok, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "boss"},
 		"argument": map[string]any{"name": "mode", "value": ""}}, -32602, "profile_not_found")
 	// The allowlist's names need documents:read.
-	r := e.rpc(e.token(tn, "workflows:read"), "completion/complete", map[string]any{"ref": ref, "argument": map[string]any{"name": "source_id", "value": ""}})
+	r = e.rpc(e.token(tn, "workflows:read"), "completion/complete", map[string]any{"ref": ref, "argument": map[string]any{"name": "source_id", "value": ""}})
 	if r.status != 403 {
 		t.Errorf("completion without documents:read: %d %s", r.status, r.raw)
 	}

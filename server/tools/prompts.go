@@ -32,7 +32,7 @@ func (w *workflowTools) listPrompts(_ context.Context, _ mcp.Principal, a *resou
 	if a.Cursor != nil {
 		return nil, cursor.ErrInvalid
 	}
-	var prompts []map[string]any
+	prompts := []map[string]any{}
 	for _, p := range catalog.Profiles() {
 		prompts = append(prompts, map[string]any{"name": p.Name, "title": p.Title, "description": p.Description,
 			"arguments": []map[string]any{{"name": "mode", "required": true,

@@ -42,36 +42,34 @@ type resourceListArgs struct {
 }
 
 // pinnedSources are the project's readable sources whose id sorts after
-// after, in id order, as resources.
-func (d *documentTools) pinnedSources(ctx context.Context, p mcp.Principal, after string) ([]map[string]any, error) {
+// after, in id order.
+func (d *documentTools) pinnedSources(ctx context.Context, p mcp.Principal, after string) ([]store.DocumentSource, error) {
 	sources, err := d.st.ActiveSources(ctx, p.Auth.ProjectID)
-	if err != nil {
-		return nil, err
-	}
 	slices.SortFunc(sources, func(a, b store.DocumentSource) int { return cmp.Compare(a.ID, b.ID) })
-	var out []map[string]any
-	for _, s := range sources {
-		if s.CommitSHA != nil && s.ID > after {
-			out = append(out, map[string]any{"uri": resourcePrefix + s.ID, "name": s.Path, "mimeType": mimeType(s.Path),
-				"title": fmt.Sprintf("%s/%s:%s@%.12s (%s)", s.GitHubOwner, s.GitHubRepository, s.Path, *s.CommitSHA, s.Role),
-				"_meta": map[string]any{"io.heyaira/source_id": s.ID, "io.heyaira/commit_sha": *s.CommitSHA, "io.heyaira/role": s.Role}})
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(sources, func(s store.DocumentSource) bool { return s.CommitSHA == nil || s.ID <= after }), err
 }
 
 func (d *documentTools) listResources(ctx context.Context, p mcp.Principal, a *resourceListArgs) (any, error) {
 	out, err := listPage(d.pages, "resources", p, a.Cursor, resourcePageSize, "resources",
-		func(after string) ([]map[string]any, error) {
+		func(after string) ([]store.DocumentSource, error) {
 			all, err := d.pinnedSources(ctx, p, after)
 			return all[:min(len(all), resourcePageSize)], err
-		},
-		func(r map[string]any) string { return strings.TrimPrefix(r["uri"].(string), resourcePrefix) }, nil)
-	if m, ok := out.(map[string]any); ok && m["next_cursor"] != nil {
-		m["nextCursor"] = m["next_cursor"]
-		delete(m, "next_cursor")
+		}, func(s store.DocumentSource) string { return s.ID }, nil)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	m := out.(map[string]any)
+	list := []map[string]any{}
+	for _, s := range m["resources"].([]store.DocumentSource) {
+		list = append(list, map[string]any{"uri": resourcePrefix + s.ID, "name": s.Path, "mimeType": mimeType(s.Path),
+			"title": fmt.Sprintf("%s/%s:%s@%.12s (%s)", s.GitHubOwner, s.GitHubRepository, s.Path, *s.CommitSHA, s.Role),
+			"_meta": map[string]any{"io.heyaira/commit_sha": *s.CommitSHA, "io.heyaira/role": s.Role}})
+	}
+	res := map[string]any{"resources": list}
+	if c, ok := m["next_cursor"]; ok {
+		res["nextCursor"] = c
+	}
+	return res, nil
 }
 
 // mimeType is what a source's path says of its text.
@@ -152,9 +150,8 @@ func (d *documentTools) complete(ctx context.Context, p mcp.Principal, a *comple
 			return nil, err
 		}
 		for _, s := range sources {
-			id := s["_meta"].(map[string]any)["io.heyaira/source_id"].(string)
-			if strings.HasPrefix(id, arg.Value) || strings.HasPrefix(s["name"].(string), arg.Value) {
-				values = append(values, id)
+			if strings.HasPrefix(s.ID, arg.Value) || strings.HasPrefix(s.Path, arg.Value) {
+				values = append(values, s.ID)
 			}
 		}
 	case ref.Type == "ref/prompt" && arg.Name == "mode":
