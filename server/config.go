@@ -107,8 +107,3 @@ func (c *Config) mcpConfig() *mcp.Config {
 
 // resource is the MCP resource identifier: the audience every token must carry.
 func (c *Config) resource() string { return c.PublicURL + "/mcp" }
-
-// resourceMetadataURL is where RFC 9728 metadata for the MCP resource lives.
-func (c *Config) resourceMetadataURL() string {
-	return c.PublicURL + "/.well-known/oauth-protected-resource/mcp"
-}

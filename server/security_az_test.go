@@ -102,7 +102,7 @@ func TestAZ01RouteInventory(t *testing.T) {
 			t.Errorf("%s without credentials: %d, want one of %v", pattern, resp.StatusCode, want)
 		}
 		if pattern == "POST /mcp" {
-			if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="`+e.cfg.resourceMetadataURL()+`"` {
+			if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="`+e.cfg.PublicURL+`/.well-known/oauth-protected-resource/mcp"` {
 				t.Errorf("POST /mcp without a token: WWW-Authenticate %q", got)
 			}
 		}
