@@ -95,14 +95,19 @@ var (
 // without a cursor does. A source the project cannot read as a resource
 // (another project's, revoked, unlinked, tracking) is one that is not there.
 func (d *documentTools) readResource(ctx context.Context, p mcp.Principal, a *resourceReadArgs) (any, error) {
+	// A refusal names the URI in its data, as MCP asks of resource errors.
+	refuse := func(err error) error {
+		code, public := mcp.Classify(err)
+		return mcp.WithFields(code, public, map[string]any{"uri": *a.URI})
+	}
 	id, ok := strings.CutPrefix(*a.URI, resourcePrefix)
 	if !ok || !store.IsUUID(id) {
-		return nil, errResourceURI
+		return nil, refuse(errResourceURI)
 	}
 	v, err := d.get(ctx, p, &documentGetArgs{SourceID: &id})
 	if code, _ := mcp.Classify(err); slices.Contains([]string{"source_not_found", "source_revoked",
 		"repository_revoked", "source_requires_dispatch"}, code) {
-		return nil, errNoResource
+		return nil, refuse(errNoResource)
 	}
 	if err != nil {
 		return nil, err
