@@ -231,6 +231,12 @@ func allowlist(t *testing.T, env testEnv, gh *githubtest.Server, project, path, 
 	inst := strconv.FormatInt(gh.Binding("h8v6", "heyaira").InstallationID, 10)
 	adminRun(t, env, "link-repository", "--project-id", project, "--github-owner", "h8v6",
 		"--github-repository", "heyaira", "--github-installation-id", inst)
+	return addDocument(t, env, gh, project, path, commit, limit, doc)
+}
+
+// addDocument allowlists one more document of the repository allowlist linked.
+func addDocument(t *testing.T, env testEnv, gh *githubtest.Server, project, path, commit string, limit int, doc []byte) string {
+	t.Helper()
 	source := str(t, adminRun(t, env, "add-document-source", "--project-id", project, "--github-owner", "h8v6",
 		"--github-repository", "heyaira", "--document-role", "runtime", "--path", path,
 		"--commit-sha", commit, "--fragment-limit", strconv.Itoa(limit)), "source_id")

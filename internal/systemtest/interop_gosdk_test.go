@@ -29,7 +29,7 @@ func TestInteropGoSDK(t *testing.T) {
 	f := newInteropFixture(t)
 	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
-		[]string{"memory:read", "memory:write", "documents:read"})
+		[]string{"memory:read", "memory:write", "documents:read", "workflows:read"})
 	sum := sha256.Sum256(f.doc)
 	for mode, version := range map[string]string{"default": "2026-07-28", "legacy": "2025-11-25"} {
 		t.Run(mode, func(t *testing.T) {
@@ -77,13 +77,13 @@ func TestInteropTypeScriptSDKv2(t *testing.T) {
 	f := newInteropFixture(t)
 	tok := newToken(t, oauth.PrefixAccess, time.Hour)
 	storetest.InsertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
-		[]string{"memory:read", "memory:write", "documents:read"})
+		[]string{"memory:read", "memory:write", "documents:read", "workflows:read"})
 	sum := sha256.Sum256(f.doc)
 	for mode, version := range map[string]string{"auto": "2026-07-28", "legacy": "2025-11-25"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			out := runNode(t, "interop-sdk-v2.mjs", map[string]string{"url": f.base + "/mcp", "token": tok,
-				"sourceID": f.source, "mode": mode}, 90*time.Second)
+				"sourceID": f.source, "largeID": f.large, "mode": mode}, 90*time.Second)
 			if out["ok"] != true {
 				t.Fatalf("TS SDK v2 (%s): %v", mode, out["error"])
 			}
@@ -99,6 +99,7 @@ func TestInteropTypeScriptSDKv2(t *testing.T) {
 			if at(out, "document", "isError") == true || at(out, "document", "structuredContent", "sha256") != hex.EncodeToString(sum[:]) {
 				t.Errorf("git_document_get: %v", out["document"])
 			}
+			f.checkSurfaces(t, out["surfaces"])
 		})
 	}
 }

@@ -29,6 +29,8 @@ type interopFixture struct {
 	project   string
 	source    string
 	doc       []byte
+	large     string // a source of more than one fragment
+	largeDoc  []byte
 }
 
 const interopCommit = "9fceb02d0ae598e95dc970b74767f19372d61af8"
@@ -46,7 +48,26 @@ func newInteropFixture(t *testing.T) *interopFixture {
 	f.project, f.principal = tn.project, tn.person
 	f.doc = []byte(strings.Repeat("# Interop\n\nRead through a real client: é € 😀.\n", 40))
 	f.source = allowlist(t, env, gh, f.project, "docs/INTEROP.md", interopCommit, 65536, f.doc)
+	f.largeDoc = []byte(strings.Repeat("A large document, é € 😀, read in fragments.\n", 3000))
+	f.large = addDocument(t, env, gh, f.project, "docs/LARGE.txt", interopCommit, 65536, f.largeDoc)
 	return f
+}
+
+// checkSurfaces checks what surfaces.mjs saw: the two documents as
+// resources, one read whole and the large one's first fragment with its
+// cursor, the template, and the catalog's profiles as prompts.
+func (f *interopFixture) checkSurfaces(t *testing.T, got any) {
+	t.Helper()
+	uris := []any{"heyaira://sources/" + f.source, "heyaira://sources/" + f.large}
+	slices.SortFunc(uris, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	want := map[string]any{"uris": uris, "titled": true, "template": []any{"heyaira://sources/{source_id}"},
+		"whole": map[string]any{"count": 1.0, "mimeType": "text/markdown", "sha256": sha(f.doc), "fileSHA256": sha(f.doc)},
+		"large": map[string]any{"count": 2.0, "bytes": 65536.0, "fileSHA256": sha(f.largeDoc), "hasCursor": true, "note": true},
+		"prompts": []any{"engineer", "reviewer", "researcher"},
+		"prompt":  map[string]any{"role": "user", "hasText": true, "layers": at(got, "prompt", "layers")}}
+	if !jsonEqual(got, want) || at(got, "prompt", "layers") == 0.0 {
+		t.Errorf("resources and prompts through the SDK = %v, want %v", got, want)
+	}
 }
 
 // signinLink makes a one-time sign-in link for the fixture's principal.
@@ -118,7 +139,7 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	f := newInteropFixture(t)
 	out := runNode(t, "interop-sdk.mjs", map[string]any{
-		"mcpURL": f.base + "/mcp", "signinURL": f.signinLink(t), "sourceID": f.source,
+		"mcpURL": f.base + "/mcp", "signinURL": f.signinLink(t), "sourceID": f.source, "largeID": f.large,
 	}, 3*time.Minute)
 	pretty, _ := json.MarshalIndent(out, "", "  ")
 	t.Logf("interop-sdk.mjs results:\n%s", pretty)
@@ -174,6 +195,7 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	wantDoc := map[string]any{"isError": false, "contentSHA256": sha(f.doc), "contentLength": float64(len(f.doc)),
 		"sha256": sha(f.doc), "fragmentSHA256": sha(f.doc), "hasNextCursor": false, "textMatchesStructured": true}
 	want("full.document", at(full, "document"), wantDoc)
+	f.checkSurfaces(t, at(full, "surfaces"))
 
 	// Refresh: rotated, same scope, the new access token works, the old
 	// refresh token is refused and takes its family with it.

@@ -2,14 +2,16 @@
 // (@modelcontextprotocol/client) against a running HeyAira, driven by
 // interop_gosdk_test.go.
 //
-// Input: one JSON argument {url, token, sourceID, mode}; mode is the SDK's
+// Input: one JSON argument {url, token, sourceID, largeID, mode}; mode is the SDK's
 // versionNegotiation mode, 'auto' (probe server/discover, 2026-07-28) or
 // 'legacy' (initialize). The bearer token goes in requestInit headers.
 //
-// Output: one JSON line {ok, protocolVersion, tools, memoryGet, document} or
+// Output: one JSON line {ok, protocolVersion, tools, memoryGet, document,
+// surfaces} or
 // {ok: false, error}.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { surfaces } from './surfaces.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const out = { ok: false };
@@ -26,6 +28,7 @@ try {
   out.memoryPut = await client.callTool({ name: 'memory_put', arguments: { key, content: 'from TS v2 é' } });
   out.memoryGet = await client.callTool({ name: 'memory_get', arguments: { key } });
   out.document = await client.callTool({ name: 'git_document_get', arguments: { source_id: cfg.sourceID } });
+  out.surfaces = await surfaces(client, cfg);
   await client.close();
   out.ok = true;
 } catch (err) {

@@ -2,7 +2,7 @@
 // HeyAira, driven by interop_test.go (which starts the server, the fake
 // GitHub and the tenant, and asserts on what this prints).
 //
-// Input: one JSON argument {mcpURL, signinURL, sourceID, clientMetadataURL?}.
+// Input: one JSON argument {mcpURL, signinURL, sourceID, largeID, clientMetadataURL?}.
 // With clientMetadataURL, only the client ID metadata document flow runs
 // (cimdFlow below). Otherwise the client is given
 // only mcpURL; everything else it learns from the server. This script plays
@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Browser, MemoryProvider, authorize as authorizeAt, connect as connectTo, signIn } from './peer.mjs';
 import { report } from './report.mjs';
+import { surfaces } from './surfaces.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const results = {};
@@ -77,6 +78,7 @@ async function main() {
   const tools = await flowA.client.listTools();
   results.full.tools = tools.tools.map(t => t.name).sort();
   results.full.document = await readDocument(flowA.client);
+  results.full.surfaces = await surfaces(flowA.client, cfg);
   await flowA.client.close();
 
   // Refresh with the SDK's own refreshAuthorization, then use the new token.
