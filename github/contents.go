@@ -98,7 +98,7 @@ func callOnce[T any](ctx context.Context, c *Client, b Binding, route, u, accept
 		req.Body = emptyBody{} // the request is not replayable: see emptyBody
 		resp, err := c.send(ctx, route, req, tok)
 		if err != nil {
-			return zero, fmt.Errorf("%w: %s", ErrUnavailable, transportError(ctx, err))
+			return zero, fmt.Errorf("%w: %s", ErrUnreachable, transportError(ctx, err))
 		}
 		if resp.StatusCode == http.StatusUnauthorized && !fresh && attempt == 0 {
 			// The cached token was revoked or expired early: drop it (only

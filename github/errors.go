@@ -2,9 +2,11 @@ package github
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +36,11 @@ var (
 	// JSON shape GitHub documents (malformed JSON, missing type, an
 	// unsupported content encoding).
 	ErrUnavailable = errors.New("github: unavailable")
+
+	// ErrUnreachable [provider_unavailable]: a request got no answer from
+	// GitHub: its name did not resolve, the connection was refused or
+	// failed, TLS failed, or no answer came in time. It wraps ErrUnavailable.
+	ErrUnreachable = fmt.Errorf("%w: not reached", ErrUnavailable)
 
 	// ErrUnconfigured [provider_unconfigured]: no App ID, no usable App key,
 	// no installation binding, or an unusable base URL. ParseAppKey's errors
@@ -102,8 +109,9 @@ func (e *RateLimitError) Error() string {
 
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
-// transportError describes a failed round trip without its text, which can
-// hold the URL. Callers wrap the result in ErrUnavailable.
+// transportError describes a failed round trip by its cause class, without
+// its text, which can hold the URL. Callers wrap the result in ErrUnavailable,
+// or in ErrUnreachable when the request did not get an answer.
 func transportError(ctx context.Context, err error) string {
 	var ne net.Error
 	switch {
@@ -111,6 +119,13 @@ func transportError(ctx context.Context, err error) string {
 		return "deadline exceeded"
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return "canceled"
+	case errors.As(err, new(*net.DNSError)):
+		return "name resolution failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, new(*tls.CertificateVerificationError)), errors.As(err, new(tls.RecordHeaderError)),
+		errors.As(err, new(tls.AlertError)):
+		return "TLS failed"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	default:

@@ -160,7 +160,7 @@ func (c *Client) mint(ctx context.Context, b Binding) (cachedToken, error) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.send(ctx, "access_tokens", req, jwt)
 	if err != nil {
-		return cachedToken{}, fmt.Errorf("%w: minting token: %s", ErrUnavailable, transportError(ctx, err))
+		return cachedToken{}, fmt.Errorf("%w: minting token: %s", ErrUnreachable, transportError(ctx, err))
 	}
 	defer resp.Body.Close()
 	if code := resp.StatusCode; code != http.StatusCreated && code != http.StatusOK {

@@ -2,11 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"heyaira/github"
+	"heyaira/github/githubtest"
 	"heyaira/server/mcp"
 	"heyaira/store"
 )
@@ -72,5 +79,51 @@ func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 		if code != "provider_unconfigured" || !strings.Contains(public, c.want) {
 			t.Errorf("%s: %s %q, want provider_unconfigured naming %s", c.name, code, public, c.want)
 		}
+	}
+}
+
+// TestGitHubFailuresSayWhy: when GitHub cannot be reached the tool
+// error says so, not that GitHub answered badly, and one WARN line names the
+// cause class and the request id (never a token: the canaries check the
+// log); a GitHub that answers 500 is told apart.
+func TestGitHubFailuresSayWhy(t *testing.T) {
+	t.Parallel()
+	refused := func(c *github.Config) {
+		c.HTTP = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}}}
+	}
+	e := newTestEnvGitHub(t, []githubtest.Option{refused})
+	tn := e.newTenant("o", "r")
+	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
+	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
+	tok := e.token(tn, "documents:read")
+	sc := e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "provider_unavailable")
+	msg := sc["error"].(map[string]any)["message"].(string)
+	if !strings.Contains(msg, "could not be reached") || !strings.Contains(msg, "(request ") {
+		t.Errorf("unreachable GitHub: message %q", msg)
+	}
+	var warn map[string]any
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"github unavailable"`) {
+			json.Unmarshal([]byte(line), &warn)
+		}
+	}
+	if warn["level"] != "WARN" || !strings.Contains(fmt.Sprint(warn["cause"]), "connection refused") || warn["req_id"] == nil ||
+		!strings.Contains(msg, warn["req_id"].(string)) {
+		t.Errorf("the WARN line: %v", warn)
+	}
+
+	e2 := newTestEnv(t)
+	tn2 := e2.newTenant("o", "r")
+	e2.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
+	src2 := e2.addSource(tn2, "runtime", "a.md", commitA, "", 1000)
+	e2.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
+	sc = e2.wantCode(e2.token(tn2, "documents:read"), "git_document_get", map[string]any{"source_id": src2}, "provider_unavailable")
+	if msg := sc["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "answered with an error") {
+		t.Errorf("GitHub 500: message %q", msg)
+	}
+	if !strings.Contains(e2.logs.String(), "status 500") {
+		t.Errorf("no WARN line names the status")
 	}
 }

@@ -68,7 +68,9 @@ var errorCodes = []struct {
 	{github.ErrNotFound, "provider_not_found", "GitHub has no such repository, commit or file, or the App cannot see it"},
 	{github.ErrForbidden, "provider_forbidden", "GitHub refused access with the App's credentials"},
 	{github.ErrRateLimited, "provider_rate_limited", "GitHub's rate limit was reached; retry later"},
-	{github.ErrUnavailable, "provider_unavailable", "GitHub did not answer correctly; retry later"},
+	{github.ErrUnreachable, "provider_unavailable", "GitHub could not be reached from this server; retry later " +
+		"(its operator finds the cause in the server's log under this request's id)"},
+	{github.ErrUnavailable, "provider_unavailable", "GitHub answered with an error or an unexpected response; retry later"},
 	{github.ErrNoAppID, "provider_unconfigured", "this server has no GitHub App: its operator sets HEYAIRA_GITHUB_APP_ID " +
 		"and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE (docs/github-app.md) and restarts it"},
 	{github.ErrNoAppKey, "provider_unconfigured", "this server has no usable GitHub App key: its operator sets " +

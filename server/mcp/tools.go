@@ -166,11 +166,17 @@ func (tt *ToolTable) serve(ctx context.Context, who Principal, c toolCall) (resu
 	err = QuotaError(err)
 	var public string
 	code, public = Classify(err)
-	if code == "internal" || code == "store_unavailable" {
+	switch code {
+	case "internal", "store_unavailable":
 		tt.logger.ErrorContext(ctx, "tool failed", "req_id", web.RequestID(ctx), "tool", t.Name, "code", code, "err", err)
 		if code == "internal" {
 			public += " (request " + web.RequestID(ctx) + ")"
 		}
+	case "provider_unavailable":
+		// The github package's errors name a cause class, never a token,
+		// a URL or content (github/errors.go).
+		tt.logger.WarnContext(ctx, "github unavailable", "req_id", web.RequestID(ctx), "tool", t.Name, "cause", err.Error())
+		public += " (request " + web.RequestID(ctx) + ")"
 	}
 	failure = map[string]any{"code": code, "message": public}
 	var fe *FieldsError
