@@ -32,6 +32,7 @@ import (
 	"io"
 	"strings"
 
+	"heyaira/internal/nearest"
 	"heyaira/store"
 )
 
@@ -150,8 +151,15 @@ func run(ctx context.Context, e *env, args []string) error {
 	}
 	c, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(e.stderr, "%s: unknown command %q\n", e.prog, args[0])
-		printTable(e.stderr)
+		var names []string
+		for _, c := range commands {
+			names = append(names, c.Name)
+		}
+		hint := ""
+		if near := nearest.Name(args[0], names); near != "" {
+			hint = "; did you mean " + near + "?"
+		}
+		fmt.Fprintf(e.stderr, "%s: unknown command %q%s (%s help lists the commands)\n", e.prog, args[0], hint, e.prog)
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
 	e.cmd = c

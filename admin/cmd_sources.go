@@ -83,12 +83,17 @@ func runAddDocumentSource(f *flags) action {
 		in := store.NewDocumentSource{ProjectID: *project, GitHubOwner: *owner,
 			GitHubRepository: *repo, Role: *role, Path: *path, CommitSHA: *commit, TrackingRef: *track,
 			Profile: *profile, FragmentLimit: *limit}
+		var note string
 		if !*skipCheck {
-			if err := f.e.verifySource(ctx, db, in); err != nil {
+			var err error
+			if note, err = f.e.verifySource(ctx, db, in); err != nil {
 				return err
 			}
 		}
 		s, err := db.AddDocumentSource(ctx, in)
+		if err == nil {
+			io.WriteString(f.e.stderr, note)
+		}
 		return f.output(s, err, func(w io.Writer) { fmt.Fprintln(w, s.ID) })
 	}
 }

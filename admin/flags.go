@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"heyaira/github"
+	"heyaira/internal/nearest"
 	"heyaira/store"
 )
 
@@ -79,7 +80,15 @@ func (f *flags) parse(args []string) error {
 		f.printHelp(f.e.stdout)
 		return flag.ErrHelp
 	case err != nil:
-		return f.usage(err.Error())
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			var names []string
+			f.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+			if near := nearest.Name(strings.TrimPrefix(name, "-"), names); near != "" {
+				msg += "; did you mean --" + near + "?"
+			}
+		}
+		return f.usage(msg)
 	case f.NArg() > 0:
 		return f.usage(fmt.Sprintf("unexpected argument %q (every value is given with a --flag)", f.Arg(0)))
 	}
@@ -239,14 +248,36 @@ func parseLifetime(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// The checks of package github's validators, which never echo the whole value.
+// The checks of package github's validators, which never echo the whole
+// value, with what to do for the mistakes people make.
 var (
-	needOwner      = required(githubRule(github.ValidateOwner))
+	needOwner = required(hinted(githubRule(github.ValidateOwner), func(v string) string {
+		if strings.ContainsAny(v, "/:") {
+			return "give the owner's name alone (the NAME of github.com/NAME/repository), not a URL"
+		}
+		return ""
+	}))
 	needRepository = required(githubRule(github.ValidateRepo))
 	needPath       = githubRule(github.ValidatePath)
-	needCommitSHA  = githubRule(github.ValidateCommitSHA)
-	needBranch     = githubRule(github.ValidateBranch)
+	needCommitSHA  = hinted(githubRule(github.ValidateCommitSHA), func(v string) string {
+		if len(v) < 40 && strings.Trim(v, "0123456789abcdef") == "" {
+			return "a short SHA is not enough: `git rev-parse <short-sha>` in a clone prints the full 40 characters"
+		}
+		return ""
+	})
+	needBranch = githubRule(github.ValidateBranch)
 )
+
+// hinted adds hint(v), when it says something, to check's refusal.
+func hinted(check func(name, v string) error, hint func(v string) string) func(name, v string) error {
+	return func(name, v string) error {
+		err := check(name, v)
+		if h := hint(v); err != nil && h != "" {
+			return fmt.Errorf("%w; %s", err, h)
+		}
+		return err
+	}
+}
 
 // required refuses an empty value, then runs check.
 func required(check func(name, v string) error) func(name, v string) error {

@@ -57,20 +57,22 @@ func (e *env) githubClient() (*github.Client, error) {
 // verifySource reads the new source's document through the App, at its
 // commit or at the head of its branch. A source whose repository is not
 // linked is left to the store, which refuses it with its own message.
-func (e *env) verifySource(ctx context.Context, db *store.DB, in store.NewDocumentSource) error {
+//
+// Without an App it returns a note for the caller to print once the source
+// is added: a command that fails prints its one line of refusal, nothing more.
+func (e *env) verifySource(ctx context.Context, db *store.DB, in store.NewDocumentSource) (note string, err error) {
 	gh, err := e.githubClient()
 	if errors.Is(err, errSkipCheck) {
-		fmt.Fprintf(e.stderr, "%s: %s: note: %s was not checked with GitHub (HEYAIRA_GITHUB_APP_ID and "+
+		return fmt.Sprintf("%s: %s: note: %s was not checked with GitHub (HEYAIRA_GITHUB_APP_ID and "+
 			"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE are not set); if it does not exist, agents get provider_not_found\n",
-			e.prog, e.cmd.Name, in.Path)
-		return nil
+			e.prog, e.cmd.Name, in.Path), nil
 	}
 	if err != nil {
-		return fmt.Errorf("cannot check the path with GitHub: %w (or add --skip-github-check)", err)
+		return "", fmt.Errorf("cannot check the path with GitHub: %w (or add --skip-github-check)", err)
 	}
 	repos, err := db.ListRepositories(ctx, in.ProjectID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var b github.Binding
 	for _, r := range repos {
@@ -83,19 +85,19 @@ func (e *env) verifySource(ctx context.Context, db *store.DB, in store.NewDocume
 		}
 	}
 	if b.InstallationID == 0 {
-		return nil // not linked: AddDocumentSource says so
+		return "", nil // not linked: AddDocumentSource says so
 	}
 	at, commit := "commit "+in.CommitSHA, in.CommitSHA
 	if in.TrackingRef != "" {
 		if commit, err = gh.ResolveBranch(ctx, b, in.TrackingRef); err != nil {
-			return sourceCheckError(err, fmt.Sprintf("branch %s", in.TrackingRef), b, "--track")
+			return "", sourceCheckError(err, fmt.Sprintf("branch %s", in.TrackingRef), b, "--track")
 		}
 		at = fmt.Sprintf("the head of branch %s (commit %s)", in.TrackingRef, commit)
 	}
 	if _, err := gh.GetFile(ctx, b, in.Path, commit); err != nil {
-		return sourceCheckError(err, fmt.Sprintf("%s at %s", in.Path, at), b, "--path")
+		return "", sourceCheckError(err, fmt.Sprintf("%s at %s", in.Path, at), b, "--path")
 	}
-	return nil
+	return "", nil
 }
 
 // sourceCheckError says what GitHub's answer means for the new source.

@@ -148,7 +148,11 @@ func TestRefusedCommandsWriteNothing(t *testing.T) {
 		{"revoke unknown grant", func(f fixture) []string { return []string{"revoke-grant", "--grant-id", unknownID} }, failure, "grant " + unknownID + " not found"},
 		{"audit bad since", func(f fixture) []string { return []string{"audit", "--project-id", f.project, "--since", "yesterday"} }, usage, "--since must be an RFC 3339 time"},
 		{"audit unknown project", func(f fixture) []string { return []string{"audit", "--project-id", unknownID} }, failure, "not found"},
-		{"unknown command", func(f fixture) []string { return []string{"add-source"} }, usage, ""},
+		{"unknown command", func(f fixture) []string { return []string{"add-source"} }, usage, "heyaira-admin help lists the commands"},
+		{"misspelt command", func(f fixture) []string { return []string{"add-document-sorce"} }, usage, "did you mean add-document-source?"},
+		{"misspelt flag", func(f fixture) []string { return with(seed(f), "comit-sha", sha) }, usage, "did you mean --commit-sha?"},
+		{"short SHA", func(f fixture) []string { return with(seed(f), "commit-sha", sha[:7]) }, usage, "`git rev-parse <short-sha>` in a clone prints the full 40"},
+		{"owner as a URL", func(f fixture) []string { return with(seed(f), "github-owner", "https://github.com/h8v6") }, usage, "give the owner's name alone"},
 	}
 	// The cases share one database and run one after another, because each
 	// must leave it unchanged: counting rows around each case shows exactly
@@ -172,6 +176,11 @@ func TestRefusedCommandsWriteNothing(t *testing.T) {
 			}
 			if got := errors.Is(err, admin.ErrUsage); got != tt.usage {
 				t.Errorf("errors.Is(err, ErrUsage) = %v, want %v (err %v)", got, tt.usage, err)
+			}
+			if !tt.usage && stderr != "" {
+				// main prints the reason; nothing else may be said (no note
+				// of a check that a refused command never needed).
+				t.Errorf("a refused command also printed %q", stderr)
 			}
 			reason := err.Error()
 			if tt.usage && tt.want != "" {

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"heyaira/internal/nearest"
 )
 
 // configVars are the HEYAIRA_* variables that HeyAira reads: serve's
@@ -34,44 +36,11 @@ func warnUnknownVars(environ []string, getenv func(string) string, logger *slog.
 			continue
 		}
 		attrs := []any{"name", name}
-		if near := nearestVar(name); near != "" {
+		if near := nearest.Name(name, configVars); near != "" {
 			attrs = append(attrs, "did_you_mean", near)
 		}
 		logger.Warn("unknown HEYAIRA_ variable ignored: check its spelling against README.md's configuration table", attrs...)
 	}
-}
-
-// nearestVar is the known variable at the smallest edit distance from name,
-// if that distance is at most 3; else "".
-func nearestVar(name string) string {
-	best, bestD := "", 4
-	for _, v := range configVars {
-		if d := editDistance(name, v); d < bestD {
-			best, bestD = v, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ConfigVars lists every variable Serve reads, for the documentation test

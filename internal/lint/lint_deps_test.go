@@ -93,9 +93,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 	}
 	allowed := map[string][]string{
 		"heyaira":               {"heyaira/internal/app"},
-		"heyaira/internal/app":  {"heyaira/admin", "heyaira/server", "heyaira/server/metrics", "heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
+		"heyaira/internal/app":  {"heyaira/admin", "heyaira/server", "heyaira/server/metrics", "heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl", "heyaira/internal/nearest"},
 		"heyaira/internal/demo": {"heyaira/internal/app", "heyaira/github/githubtest"},
-		"heyaira/admin":         {"heyaira/store", "heyaira/github", "heyaira/oauth", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl"},
+		"heyaira/admin":         {"heyaira/store", "heyaira/github", "heyaira/oauth", "heyaira/cursor", "heyaira/internal/secretfile", "heyaira/internal/publicurl", "heyaira/internal/nearest"},
 		"heyaira/server":        {"heyaira/store", "heyaira/github", "heyaira/cursor", "heyaira/oauth", "heyaira/server/catalog", "heyaira/server/metrics", "heyaira/server/internal/web", "heyaira/server/authserver", "heyaira/server/mcp", "heyaira/server/tools"},
 		// The tools reach neither the authorization server nor the MCP
 		// endpoint's HTTP side: only its Tool and Principal types.

@@ -7,9 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
+
+// runAsOwner is what to do when the file belongs to someone else.
+const runAsOwner = "a key file belongs to the user heyaira serve runs as; run this command as that user " +
+	"(e.g. sudo -u heyaira), or give the file to the running user (chown, chmod 600)"
 
 // maxSecretFile bounds what Read reads: key files are tiny.
 const maxSecretFile = 64 << 10
@@ -20,6 +25,9 @@ const maxSecretFile = 64 << 10
 // else is refused before a byte is read.
 func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("open %s: %w: %s", path, errors.Unwrap(err), runAsOwner)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, errors.Unwrap(err))
 	}
@@ -35,7 +43,7 @@ func Read(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s has mode %04o; it must not be accessible by group or others (chmod 600)", path, perm)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return nil, fmt.Errorf("%s is owned by uid %d, not by the running user (uid %d)", path, st.Uid, os.Getuid())
+		return nil, fmt.Errorf("%s is owned by uid %d, not by the running user (uid %d): %s", path, st.Uid, os.Getuid(), runAsOwner)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
