@@ -61,8 +61,8 @@ func (f *interopFixture) checkSurfaces(t *testing.T, got any) {
 	uris := []any{"heyaira://sources/" + f.source, "heyaira://sources/" + f.large}
 	slices.SortFunc(uris, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 	want := map[string]any{"uris": uris, "titled": true, "template": []any{"heyaira://sources/{source_id}"},
-		"whole": map[string]any{"count": 1.0, "mimeType": "text/markdown", "sha256": sha(f.doc), "fileSHA256": sha(f.doc)},
-		"large": map[string]any{"count": 2.0, "bytes": 65536.0, "fileSHA256": sha(f.largeDoc), "hasCursor": true, "note": true},
+		"whole":   map[string]any{"count": 1.0, "mimeType": "text/markdown", "sha256": sha(f.doc), "fileSHA256": sha(f.doc)},
+		"large":   map[string]any{"count": 2.0, "bytes": 65536.0, "fileSHA256": sha(f.largeDoc), "hasCursor": true, "note": true},
 		"prompts": []any{"engineer", "reviewer", "researcher"},
 		"prompt":  map[string]any{"role": "user", "hasText": true, "layers": at(got, "prompt", "layers")}}
 	if !jsonEqual(got, want) || at(got, "prompt", "layers") == 0.0 {
