@@ -1,8 +1,11 @@
 package admin_test
 
 import (
+	"database/sql"
 	"errors"
 	"flag"
+	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -211,5 +214,38 @@ func TestUnavailableDatabaseReason(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "list-accounts: database unavailable: dial tcp 127.0.0.1:1: ") ||
 		strings.Contains(err.Error(), "store:") {
 		t.Errorf("err = %v, want list-accounts: database unavailable: dial tcp …, without store:", err)
+	}
+}
+
+// TestMigrateTellsTheRoleToOwnTheDatabase: on PostgreSQL 15 a role that does
+// not own the database cannot create tables in schema public; migrate says
+// so in one line, with the statement that fixes it, and then works.
+func TestMigrateTellsTheRoleToOwnTheDatabase(t *testing.T) {
+	t.Parallel()
+	super := storetest.NewURL(t)
+	db, err := sql.Open("postgres", super)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	role := fmt.Sprintf("heyaira_%d", time.Now().UnixNano())
+	if _, err := db.Exec(`CREATE ROLE ` + role + ` LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(super)
+	u.User = url.User(role)
+	env := map[string]string{"HEYAIRA_DATABASE_URL": u.String()}
+	_, _, err = runWith(t, env, "migrate")
+	if err == nil || !strings.Contains(err.Error(), "the role must own the database") ||
+		!strings.Contains(err.Error(), "ALTER DATABASE ") || !strings.Contains(err.Error(), ` OWNER TO "`+role+`"`) {
+		t.Fatalf("migrate as a role that does not own the database: %v", err)
+	}
+	var name string
+	db.QueryRow(`SELECT current_database()`).Scan(&name)
+	if _, err := db.Exec(`ALTER DATABASE ` + name + ` OWNER TO ` + role); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runWith(t, env, "migrate"); err != nil {
+		t.Errorf("migrate once the role owns the database: %v", err)
 	}
 }

@@ -111,13 +111,25 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Migrate applies schema, which must be idempotent, in a single transaction.
+// A role that may not create tables in schema public (SQLSTATE 42501: since
+// PostgreSQL 15 only the database's owner may, by default) is told the one
+// statement that fixes it.
 func (db *DB) Migrate(ctx context.Context, schema string) error {
 	// The schema is one long statement: let its answer take as long as the migration may.
-	return db.longTx(ctx, "migrate", 60*time.Second, nil, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.longTx(ctx, "migrate", 60*time.Second, nil, func(ctx context.Context, tx *sql.Tx) error {
 		// No arguments: lib/pq uses the simple protocol, so the multi-statement file runs as one.
 		_, err := tx.ExecContext(ctx, schema)
 		return err
 	})
+	var pe *pq.Error
+	if errors.As(err, &pe) && pe.Code == "42501" {
+		var database, role string
+		db.sql.QueryRowContext(ctx, `SELECT current_database(), current_user`).Scan(&database, &role)
+		return refused(ErrInvalid, "role %s may not create tables in database %s (permission denied for schema public): "+
+			"the role must own the database; as a superuser run ALTER DATABASE %s OWNER TO %s",
+			role, database, pq.QuoteIdentifier(database), pq.QuoteIdentifier(role))
+	}
+	return err
 }
 
 // CheckSchema returns ErrSchemaMissing unless schema.sql has been applied.
