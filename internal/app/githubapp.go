@@ -14,8 +14,9 @@ import (
 // same key, so refusing to start would take the whole service down for one
 // bad file. Instead the start-up line is an ERROR that says what to do, and
 // /readyz answers 200 "degraded" with the problem (below) until it is fixed.
-// No App configuration is a choice, not a fault: document tools answer
-// provider_unconfigured, one WARN line says so, and /readyz stays "ok".
+// No App ID is a choice, not a fault (a memory-and-tasks deployment, or one
+// before its App exists): document tools answer provider_unconfigured, one
+// WARN line says so, and /readyz stays "ok".
 
 // githubHealth holds the current App problem, "" for none.
 type githubHealth struct {
@@ -27,7 +28,7 @@ type githubHealth struct {
 // line beside each says what to do.
 const (
 	appKeyRefused  = "app_key_refused"       // the key file is unusable
-	appIncomplete  = "app_config_incomplete" // only one of the two variables is set
+	appIncomplete  = "app_config_incomplete" // an App ID without a key file
 	appJWTRefused  = "app_jwt_refused"       // 401 at token mint: wrong App ID, or a key the App no longer has
 	jwtRefusedHelp = "GitHub refused the App's JWT (401 at token mint): check HEYAIRA_GITHUB_APP_ID " +
 		"and that the key file holds a key the App still has (docs/github-app.md), then restart serve; " +
@@ -69,11 +70,11 @@ func githubConfig(cfg config, hooks Hooks, logger *slog.Logger) (github.Config, 
 		return gc, health
 	}
 	switch {
-	case cfg.githubAppID == "" && cfg.githubKeyFile == "":
-		logger.Warn("GitHub App not configured: document tools answer provider_unconfigured")
-		return gc, health
 	case cfg.githubAppID == "":
-		return refuse(appIncomplete, "HEYAIRA_GITHUB_APP_ID is not set but HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is")
+		// The App ID is the switch: a key path alone (the shipped systemd
+		// unit sets one) configures nothing, and its file is not read.
+		logger.Warn("GitHub App not configured (no HEYAIRA_GITHUB_APP_ID): document tools answer provider_unconfigured")
+		return gc, health
 	case cfg.githubKeyFile == "":
 		return refuse(appIncomplete, "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE is not set but HEYAIRA_GITHUB_APP_ID is")
 	}
