@@ -26,6 +26,7 @@ import (
 var testOnlyVars = map[string]string{
 	"HEYAIRA_F1_E2E_DATABASE_URL":   "the database scripts/test hands the tests (store/storetest)",
 	"HEYAIRA_TEST_NO_SKIP":          "scripts/test: a missing prerequisite fails instead of skipping",
+	"HEYAIRA_TEST_NGINX":            "scripts/test: the nginx it unpacked under .data/nginx, for the topology tests",
 	"HEYAIRA_SOAK":                  "the opt-in soak tests (internal/soak)",
 	"HEYAIRA_BENCH":                 "scripts/bench runs the load harness",
 	"HEYAIRA_BENCH_HELPER":          "the load harness re-executes the test binary as its server",

@@ -30,11 +30,11 @@ func chromiumPath(t *testing.T) string {
 	return p
 }
 
-// artifactsDir is artifacts/ at the repository root (gitignored), where
-// tests leave files for people to look at.
+// artifactsDir is .data/artifacts/ (gitignored), where tests leave files
+// for people to look at: the browser test's screenshots.
 func artifactsDir(t *testing.T) string {
 	t.Helper()
-	dir, _ := filepath.Abs("artifacts")
+	dir, _ := filepath.Abs(".data/artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
