@@ -55,11 +55,23 @@ pg_start() {
 		pg_as "$PG_BIN/initdb" -D "$PG_DATA_DIR" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
 			|| { cat "$dir/initdb.log" >&2; return 1; }
 	fi
+	PG_BASE_URL="postgres://postgres@/postgres?host=$PG_SOCKET_DIR&sslmode=disable"
+	# A cluster that an earlier run left running on this very data directory
+	# (the run was killed with SIGKILL) is reused, and stopped at exit.
+	local pid
+	pid=$(head -n 1 "$PG_DATA_DIR/postmaster.pid" 2>/dev/null) || true
+	if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$(cd "$PG_DATA_DIR" && pwd -P)" ]; then
+		echo "pg: reusing the PostgreSQL an earlier run left running on $PG_DATA_DIR (pid $pid)" >&2
+		PG_STARTED=$dir
+		return 0
+	fi
+	# Only this run's part of the log is shown when the start fails.
+	local from=1
+	[ -f "$dir/postgres.log" ] && from=$(($(wc -c <"$dir/postgres.log") + 1))
 	pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" -l "$dir/postgres.log" -w -t 60 \
 		-o "-c listen_addresses='' -c unix_socket_directories='$PG_SOCKET_DIR' -c max_connections=300 -c fsync=off ${PG_EXTRA_OPTS:-}" \
-		start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
+		start >/dev/null || { tail -c +"$from" "$dir/postgres.log" >&2; return 1; }
 	PG_STARTED=$dir
-	PG_BASE_URL="postgres://postgres@/postgres?host=$PG_SOCKET_DIR&sslmode=disable"
 }
 
 pg_stop() {

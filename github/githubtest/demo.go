@@ -19,16 +19,21 @@ const (
 	DemoRuntime  = "RUNTIME.md"
 	DemoGuide    = "guides/field-guide.md"
 	DemoCore     = "docs/agents/core.md"
+	DemoWorker   = "docs/agents/worker.md"
+	DemoVerifier = "docs/agents/verifier.md"
 	DemoEngineer = "docs/agents/engineer.md"
 )
 
 // SeedDemo puts the demo's sample repository into the fake: a runtime
-// document, a UTF-8 guide of several 64 KB fragments, and two instruction
-// files under docs/agents/ on a branch.
+// document, a UTF-8 guide of several 64 KB fragments, and instruction files
+// under docs/agents/ on a branch: the account's core and both modes (so a
+// dispatch misses no layer) and the engineer's role instructions.
 func (gh *Server) SeedDemo() {
 	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoRuntime, []byte(demoRuntimeText))
 	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoGuide, DemoGuideText())
 	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoCore, []byte(demoCoreText))
+	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoWorker, []byte(demoWorkerText))
+	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoVerifier, []byte(demoVerifierText))
 	gh.AddFile(DemoOwner, DemoRepo, DemoCommit, DemoEngineer, []byte(demoEngineerText))
 	gh.SetBranch(DemoOwner, DemoRepo, DemoBranch, DemoCommit)
 }
@@ -47,6 +52,16 @@ file your administrator allowlisted, at the commit they pinned.
 const demoCoreText = `# Core instructions (demo)
 
 You work inside one project. Cite the commit of every document you rely on.
+`
+
+const demoWorkerText = `# Worker mode (demo)
+
+You do the task: change what it asks, test it, and report what you changed.
+`
+
+const demoVerifierText = `# Verifier mode (demo)
+
+You check another's work: run its tests, read its change, and say what is wrong.
 `
 
 const demoEngineerText = `# Engineer instructions (demo)

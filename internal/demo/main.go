@@ -90,6 +90,8 @@ func writeSeed(path string, gh *githubtest.Server) error {
 		"DEMO_RUNTIME_PATH=" + githubtest.DemoRuntime,
 		"DEMO_GUIDE_PATH=" + githubtest.DemoGuide,
 		"DEMO_CORE_PATH=" + githubtest.DemoCore,
+		"DEMO_WORKER_PATH=" + githubtest.DemoWorker,
+		"DEMO_VERIFIER_PATH=" + githubtest.DemoVerifier,
 		"DEMO_ENGINEER_PATH=" + githubtest.DemoEngineer,
 	}
 	tmp := path + ".tmp"

@@ -35,7 +35,7 @@ func TestDemoScriptsDev(t *testing.T) {
 	jsDir(t) // before the build: fail (or skip) early without the Node packages
 	clone := cleanCopy(t)
 	addr := freeAddr(t)
-	msg, pid, stop := startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
+	msg, pid, stop, dev := startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
 	t.Logf("scripts/dev printed:\n%s", msg)
 	for _, want := range []string{"DEMO MODE", "local stand-in for GitHub", "docs/github-app.md", "HEYAIRA_GITHUB_APP_ID",
 		"use exactly this host"} {
@@ -84,8 +84,20 @@ func TestDemoScriptsDev(t *testing.T) {
 			tracked++
 		}
 	}
-	if tracked != 2 { // core (account source) and the engineer's role instructions
-		t.Errorf("layers read from branch %s at %s: %d, want 2: %v", githubtest.DemoBranch, githubtest.DemoCommit, tracked, at(res, "workflow", "layers"))
+	if w, _ := at(res, "workflow", "warnings").([]any); w == nil || len(w) != 0 {
+		t.Errorf("the suggested dispatch warned: %v (the demo provides every layer)", at(res, "workflow", "warnings"))
+	}
+	if tracked != 3 { // core and mode (account sources) and the engineer's role instructions
+		t.Errorf("layers read from branch %s at %s: %d, want 3: %v", githubtest.DemoBranch, githubtest.DemoCommit, tracked, at(res, "workflow", "layers"))
+	}
+
+	// scripts/dev killed hard (SIGKILL: no cleanup) leaves its server and
+	// cluster running; the next scripts/dev stops that server, reuses the
+	// cluster, and comes up.
+	syscall.Kill(dev, syscall.SIGKILL)
+	msg, pid, stop, _ = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr)
+	if !strings.Contains(msg, "Sign-in link:") {
+		t.Errorf("scripts/dev after a SIGKILLed one:\n%s", msg)
 	}
 
 	// Ctrl-C: the server and the cluster stop, and scripts/dev exits. The
@@ -103,7 +115,7 @@ func TestDemoScriptsDev(t *testing.T) {
 	// With an App configured, the same command runs the production binary:
 	// no demo, no stand-in.
 	addr = freeAddr(t)
-	msg, pid, stop = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr, "HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
+	msg, pid, stop, _ = startDev(t, clone, "HEYAIRA_LISTEN_ADDR="+addr, "HEYAIRA_GITHUB_APP_ID="+githubtest.AppID,
 		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+writeFile(t, "app.pem", string(githubtest.KeyPEM()), 0o600))
 	if strings.Contains(msg, "DEMO MODE") || strings.Contains(msg, "stand-in") {
 		t.Errorf("scripts/dev with an App still speaks of the demo:\n%s", msg)
@@ -131,11 +143,11 @@ func TestDemoScriptsDev(t *testing.T) {
 // startDev starts scripts/dev in clone with env added to a new user's
 // environment (no HEYAIRA_ variables), waits until it has printed its
 // message, and returns the message, the path of its cluster's
-// postmaster.pid and a Ctrl-C that waits for the exit. Given a server's
+// postmaster.pid, a Ctrl-C that waits for the exit, and its process ID. Given a server's
 // process ID, the Ctrl-C finds that server stopped (SIGSTOP) and kills it
 // once scripts/dev has asked it to end: a server that dies rather than
 // stops.
-func startDev(t *testing.T, clone string, env ...string) (string, string, func(server int)) {
+func startDev(t *testing.T, clone string, env ...string) (string, string, func(server int), int) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(clone, "scripts", "dev"))
 	cmd.Dir = clone
@@ -201,7 +213,7 @@ func startDev(t *testing.T, clone string, env ...string) (string, string, func(s
 		case <-time.After(time.Minute):
 			t.Fatal("scripts/dev did not stop within a minute of Ctrl-C")
 		}
-	}
+	}, cmd.Process.Pid
 }
 
 // devClusterPID is the postmaster.pid of scripts/dev's cluster: under

@@ -70,7 +70,8 @@ async function main() {
   results.workflow = { hasID: !!wf.workflow_id, view: wf.view,
     layers: wf.layers.map(l => ({ name: l.name, provenance: l.provenance ?? null, commitSHA: l.commit_sha ?? null })),
     mentionsEngineerFile: (wf.instructions ?? '').includes('Engineer instructions (demo)'),
-    mentionsCoreFile: (wf.instructions ?? '').includes('Core instructions (demo)') };
+    mentionsCoreFile: (wf.instructions ?? '').includes('Core instructions (demo)'),
+    warnings: (wf.warnings ?? []).map(w => w.code) };
   await client.close();
 }
 
