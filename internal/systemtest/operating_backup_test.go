@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,45 +14,83 @@ import (
 	"heyaira/store/storetest"
 )
 
-// TestOperatingBackupRestore runs docs/operating.md's backup and restore
-// with the PostgreSQL tools the guide names, against databases of the test
-// cluster (the guide's role and service steps left out): a dump of a live
-// database, restored into an empty one and migrated, is the same
-// deployment: its tenant is there and its legacy token still authenticates.
-func TestOperatingBackupRestore(t *testing.T) {
-	t.Parallel()
-	bin, err := storetest.PGBin()
-	if err != nil {
-		storetest.Missing(t, "PostgreSQL binaries: %v", err)
-	}
+// operatingBlock is the sh block of docs/operating.md that contains marker.
+func operatingBlock(t *testing.T, marker string) string {
+	t.Helper()
 	raw, err := os.ReadFile("docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(raw)
-	for _, want := range []string{"pg_dump --format=custom --file=", "pg_restore --no-owner", "heyaira admin migrate"} {
-		if !strings.Contains(doc, want) {
-			t.Fatalf("docs/operating.md no longer says %q: update this test with it", want)
+	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		if strings.Contains(b[1], marker) {
+			return b[1]
 		}
 	}
-	src := baseEnv(t, storetest.NewURL(t))
-	adminRun(t, src, "migrate")
-	tn := adminTenant(t, src, "Backup", "Ada")
-	token := str(t, adminRun(t, src, "issue-legacy-token", "--project-id", tn.project, "--name", "before the dump"), "token")
+	t.Fatalf("docs/operating.md has no sh block with %q", marker)
+	return ""
+}
 
-	dump := filepath.Join(t.TempDir(), "heyaira.dump")
-	pg := func(tool string, args ...string) {
+// TestOperatingDatabaseAndBackup runs docs/operating.md's database set-up,
+// backup and restore as written, in a PostgreSQL cluster of its own standing
+// in for db.internal (so the names are the page's: role and database
+// heyaira), with the production binary as `heyaira` on the PATH. Left out:
+// the password prompt and the systemctl lines. The role then owns its
+// database and migrates; the dump is readable by its owner only; the
+// restore moves the old database aside first, and the restored database is
+// the same deployment: its legacy token still authenticates.
+func TestOperatingDatabaseAndBackup(t *testing.T) {
+	t.Parallel()
+	pgBin, err := storetest.PGBin()
+	if err != nil {
+		storetest.Missing(t, "PostgreSQL binaries: %v", err)
+	}
+	c := storetest.StartOwnCluster(t)
+	bin := buildHeyAira(t)
+	work := t.TempDir()
+	dbURL := "postgres://heyaira@/heyaira?host=" + c.Dir + "&sslmode=disable"
+	sh := func(block string) string {
 		t.Helper()
-		if out, err := exec.Command(filepath.Join(bin, tool), args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, out)
+		var lines []string
+		for _, l := range strings.Split(block, "\n") {
+			if !strings.HasPrefix(l, "systemctl ") {
+				lines = append(lines, l)
+			}
 		}
+		script := strings.NewReplacer("-h db.internal", "-h "+c.Dir, " --pwprompt", "").Replace(strings.Join(lines, "\n"))
+		cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+pgBin+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"HEYAIRA_DATABASE_URL="+dbURL)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		return string(out)
 	}
-	pg("pg_dump", "--format=custom", "--file="+dump, src["HEYAIRA_DATABASE_URL"])
-	dst := baseEnv(t, storetest.NewURL(t))
-	pg("pg_restore", "--no-owner", "--dbname="+dst["HEYAIRA_DATABASE_URL"], dump)
-	adminRun(t, dst, "migrate")
 
-	db, err := store.Open(t.Context(), dst["HEYAIRA_DATABASE_URL"])
+	sh(operatingBlock(t, "createdb -h db.internal -U postgres --owner=heyaira heyaira"))
+	env := baseEnv(t, dbURL)
+	adminRun(t, env, "migrate")
+	tn := adminTenant(t, env, "Backup", "Ada")
+	token := str(t, adminRun(t, env, "issue-legacy-token", "--project-id", tn.project, "--name", "before the dump"), "token")
+
+	sh(operatingBlock(t, "pg_dump --format=custom"))
+	dumps, _ := filepath.Glob(filepath.Join(work, "heyaira-*.dump"))
+	if len(dumps) != 1 {
+		t.Fatalf("the backup made %v", dumps)
+	}
+	if fi, err := os.Stat(dumps[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the dump's mode: %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+
+	restore := operatingBlock(t, "pg_restore --no-owner")
+	restore = regexp.MustCompile(`(?m)^dump=\S+`).ReplaceAllString(restore, "dump="+filepath.Base(dumps[0]))
+	if !strings.Contains(restore, "RENAME TO heyaira_before_restore") {
+		t.Fatal("the restore no longer moves the old database aside")
+	}
+	sh(restore)
+
+	db, err := store.Open(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +98,8 @@ func TestOperatingBackupRestore(t *testing.T) {
 	a, err := db.Authenticate(t.Context(), oauth.Hash(token), time.Now())
 	if err != nil || a.ProjectID != tn.project {
 		t.Errorf("the legacy token after the restore: %+v, %v; want project %s", a, err, tn.project)
+	}
+	if n := sh(`psql -h db.internal -U postgres -Atc "SELECT count(*) FROM pg_database WHERE datname = 'heyaira_before_restore'"`); strings.TrimSpace(n) != "0" {
+		t.Errorf("the database moved aside is still there after the last step: %s", n)
 	}
 }
