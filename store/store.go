@@ -50,7 +50,7 @@ const QueryTimeout = 3 * time.Second
 // bound wait in the pool, within QueryTimeout, not in PostgreSQL. Not 8,
 // though 8 costs the least CPU per read: the pool is shared by every
 // principal, and with 8 one principal's eight concurrent calls made
-// another's wait (LD-04). The figures: docs/performance.md, run 38.
+// another's wait (LD-04). The figures: docs/design.md, "Decisions".
 const DefaultMaxConns = 16
 
 // DB is a pool of connections to one PostgreSQL database.
@@ -63,8 +63,7 @@ type DB struct {
 // SetMaxConns bounds the pool at n connections, open and idle alike. As
 // many idle as open: with fewer, a connection beyond the idle cap is closed
 // when returned and reopened for the next request, and under concurrent
-// reads PostgreSQL spends its time forking and ending backends
-// (docs/performance.md, issue 19).
+// reads PostgreSQL spends its time forking and ending backends.
 func (db *DB) SetMaxConns(n int) {
 	db.sql.SetMaxOpenConns(n)
 	db.sql.SetMaxIdleConns(n)
