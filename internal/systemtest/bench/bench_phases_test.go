@@ -85,7 +85,7 @@ type benchSat struct {
 
 // benchSaturation steps the rate of first-fragment reads up until a step
 // has errors, completes under 95% of the offered rate, or has a p99 more
-// than 100 ms above the floor's p50 (T3 in docs/performance.md).
+// than 100 ms above the floor's p50 (T3 in docs/sizing.md).
 func benchSaturation(e *benchEnv, cfg benchConfig, table []benchRow) map[*benchDoc]benchSat {
 	out := map[*benchDoc]benchSat{}
 	for _, row := range table {

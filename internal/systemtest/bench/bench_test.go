@@ -3,12 +3,12 @@
 package bench
 
 // The benchmark harness (issue 7; the performance targets T1–T5 and T9 of
-// docs/performance.md): the real server in a child process
+// docs/sizing.md): the real server in a child process
 // (bench_helper_test.go) against the fake GitHub over loopback, driven open
 // loop (loadgen.OpenLoop, loadgen_test.go), its database traffic counted on the wire
 // (storetest.WireCounter). The harness is behind the build tag bench, so a
 // plain `go test` neither builds nor runs it. TestBench is the full run that
-// scripts/bench starts and docs/performance.md reports; it takes minutes and
+// scripts/bench starts and docs/sizing.md reports; it takes minutes and
 // is skipped unless HEYAIRA_BENCH=1. TestBenchHarnessSmoke runs a few seconds
 // of it in every scripts/test run (go test -tags bench), so the harness
 // cannot rot and the counts it pins (one GitHub request per fragment, one
@@ -135,7 +135,7 @@ var benchSizes = map[string]int{"1 KiB": 1 << 10, "2.5 KB": 2500, "16 KiB": 16 <
 
 func TestBench(t *testing.T) {
 	if os.Getenv("HEYAIRA_BENCH") != "1" {
-		t.Skip("load harness, not a test: scripts/bench runs it (HEYAIRA_BENCH=1); it takes minutes and writes the table of docs/performance.md")
+		t.Skip("load harness, not a test: scripts/bench runs it (HEYAIRA_BENCH=1); it takes minutes and writes the table of docs/sizing.md")
 	}
 	cfg := loadBenchConfig(t)
 	for phase, needs := range map[string][]string{"soak": {"1 KiB", "16 KiB"}, "memory": {"1 MiB"}, "single": {"2.5 KB"}} {
