@@ -47,7 +47,7 @@ func TestDocsAdminReference(t *testing.T) {
 }
 
 // TestDocsDocumentSources checks that the operations guide shows the canonical
-// command of docs/design.md §5 verbatim and names every document-source command.
+// command verbatim and names every document-source command.
 func TestDocsDocumentSources(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../docs/document-sources.md")

@@ -52,7 +52,7 @@ func TestDocumentSourceOperations(t *testing.T) {
 	f := h.fixture()
 	names := map[string]string{f.account: "<account>", f.project: "<project>", f.repository: "<repository>"}
 
-	// The canonical command of docs/design.md §5, verbatim, prints the new source's ID.
+	// The canonical command of docs/document-sources.md, verbatim, prints the new source's ID.
 	runtime := strings.TrimSpace(h.change("add-document-source", "--project-id", f.project, "--github-owner", "h8v6",
 		"--github-repository", "heyaira", "--document-role", "runtime", "--path", "docs/CONTINUITY_PROTOCOL.md",
 		"--commit-sha", sha))

@@ -131,7 +131,7 @@ func TestDocumentRanges(t *testing.T) {
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 6, "max_bytes": 3}, "byte_range_invalid")
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": 0}, "invalid_argument")
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1.5}, "invalid_argument")
-	// An integer is written as one (README, Judgement calls).
+	// An integer is written as one (docs/design.md, Decisions).
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": json.Number("1.0")}, "invalid_argument")
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": json.Number("1e2")}, "invalid_argument")
 

@@ -40,8 +40,8 @@ var (
 
 // QueryTimeout bounds every single query or transaction. A query that waits
 // longer (a lock, an overloaded or unreachable server) fails with
-// ErrUnavailable, which clients see as store_unavailable; see README
-// "Judgement calls".
+// ErrUnavailable, which clients see as store_unavailable (docs/design.md,
+// "Decisions").
 const QueryTimeout = 3 * time.Second
 
 // DefaultMaxConns bounds the pool's connections, open and idle alike, unless

@@ -8,19 +8,19 @@ import (
 	"testing"
 )
 
-// TestReadmeNamesRealTests keeps the README's "Judgement calls" table honest:
-// every test it names must exist.
-func TestReadmeNamesRealTests(t *testing.T) {
+// TestDecisionsNameRealTests keeps docs/design.md's "Decisions" table
+// honest: every test it names must exist.
+func TestDecisionsNameRealTests(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
+	design, err := os.ReadFile("docs/design.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)
-	if i := strings.Index(section, "## Judgement calls"); i >= 0 {
+	section := string(design)
+	if i := strings.Index(section, "## Decisions"); i >= 0 {
 		section = section[i:]
 	} else {
-		t.Fatal("README has no Judgement calls section")
+		t.Fatal("docs/design.md has no Decisions section")
 	}
 	if i := strings.Index(section[3:], "\n## "); i >= 0 {
 		section = section[:i+3]
@@ -38,11 +38,11 @@ func TestReadmeNamesRealTests(t *testing.T) {
 	})
 	names := regexp.MustCompile("`(Test[A-Za-z0-9_]+)`").FindAllStringSubmatch(section, -1)
 	if len(names) < 10 {
-		t.Fatalf("found only %d test names in the Judgement calls section", len(names))
+		t.Fatalf("found only %d test names in the Decisions section", len(names))
 	}
 	for _, m := range names {
 		if !strings.Contains(sources.String(), "func "+m[1]+"(") {
-			t.Errorf("README names %s, which does not exist", m[1])
+			t.Errorf("docs/design.md's Decisions name %s, which does not exist", m[1])
 		}
 	}
 }
