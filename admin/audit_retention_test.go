@@ -58,6 +58,7 @@ func jsonLines(t *testing.T, b []byte) []any {
 // shows them, to a new file and deletes exactly those, with one audit.prune
 // row; --export - puts them on stdout and the summary on stderr; an
 // existing file is refused; audit-stats shows the table and the last prune.
+// Rows AR-01, AR-03 (docs/security-tests.md).
 func TestAR02PruneAuditCommand(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -162,6 +163,7 @@ func TestAR02PruneAuditCommand(t *testing.T) {
 // TestAR03PruneAuditRefusals: prune-audit never prunes by default; every
 // bad command line is a usage error that writes nothing, not even the
 // export file.
+// Row AR-02 (docs/security-tests.md).
 func TestAR03PruneAuditRefusals(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -152,6 +152,7 @@ func TestTenantCommands(t *testing.T) {
 	}
 }
 
+// Row LG-03 (docs/security-tests.md).
 func TestAudit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -45,6 +45,7 @@ func (h *harness) oauthRows(f fixture) (client, grant, access, refresh, other st
 	return
 }
 
+// Row LC-07 (docs/security-tests.md).
 func TestCredentialCommands(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -183,6 +184,7 @@ var legacyTokenRE = regexp.MustCompile(`^hyl_[A-Za-z0-9_-]{75}$`)
 // TestSecretsArePrintedOnceAndStoredHashed shows that the legacy token and
 // the sign-in link secret appear once, on stdout only, and that the database
 // holds their SHA-256 and nothing from which they could be read back.
+// Rows CR-02, JK-09 (docs/security-tests.md).
 func TestSecretsArePrintedOnceAndStoredHashed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -293,6 +295,7 @@ func TestSigninLinkRefusesAPublicURLTheServerRefuses(t *testing.T) {
 // what they issue with the server's key, so they refuse, naming
 // HEYAIRA_CURSOR_KEY_FILE, when it is unset, missing or not protected, and
 // write nothing; other commands do not read it.
+// Row JK-09 (docs/security-tests.md).
 func TestMintingCommandsNeedTheKeyFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -325,6 +328,7 @@ func TestMintingCommandsNeedTheKeyFile(t *testing.T) {
 // tokens issued before it (signed = false, which the migration gives every
 // row that existed) are listed with the commands that replace them; a token
 // issued since, a revoked one and an expired one are not.
+// Row JK-10 (docs/security-tests.md).
 func TestListLegacyReissue(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -169,6 +169,7 @@ func TestLC02DisableAndEnablePrincipal(t *testing.T) {
 }
 
 // TestLC03RevokeSessions ends browser sessions and nothing else.
+// Row LC-04 (docs/security-tests.md).
 func TestLC03RevokeSessions(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -197,6 +198,7 @@ func TestLC03RevokeSessions(t *testing.T) {
 
 // TestLC04ListCommands shows each list's --json: an array of objects, in
 // creation order, [] when empty, and its text header.
+// Row LC-08 (docs/security-tests.md).
 func TestLC04ListCommands(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

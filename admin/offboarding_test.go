@@ -45,6 +45,7 @@ func offboardingSteps(t *testing.T) [][]string {
 // tokens in two projects, a browser session, an unredeemed sign-in link and
 // a legacy token of one project, and checks each claim the section makes
 // about the outputs.
+// Rows LC-07, LC-09, LT-01 (docs/security-tests.md).
 func TestDocsOffboarding(t *testing.T) {
 	t.Parallel()
 	steps := offboardingSteps(t)

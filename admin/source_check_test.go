@@ -20,6 +20,7 @@ import (
 // head); anything else fails with exit 1, says what GitHub answered and
 // writes nothing. --skip-github-check and an unconfigured App add it anyway,
 // the latter with a note on stderr.
+// Row BT-45 (docs/security-tests.md).
 func TestAddDocumentSourceChecksGitHub(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -115,6 +116,7 @@ func TestAddDocumentSourceChecksGitHub(t *testing.T) {
 // TestAddDocumentSourceRefusesDuplicate: a second active source for the
 // same document fails with exit 1 naming the first and writes nothing; a
 // different profile, or the same document after a revocation, is accepted.
+// Row BT-45 (docs/security-tests.md).
 func TestAddDocumentSourceRefusesDuplicate(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

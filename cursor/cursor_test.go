@@ -67,6 +67,7 @@ func TestExpiresSecondPrecision(t *testing.T) {
 }
 
 // CU-06: accepted one second before the expiry, expired at it and after it.
+// Row CU-06 (docs/security-tests.md).
 func TestExpiryBoundary(t *testing.T) {
 	t.Parallel()
 	c := newTestCodec(t)
@@ -93,6 +94,7 @@ func TestExpiryBoundary(t *testing.T) {
 
 // Changing any one character of a valid or an expired cursor, to any other
 // character, gives ErrInvalid: never success, never ErrExpired.
+// Row CU-01 (docs/security-tests.md).
 func TestSingleCharacterChange(t *testing.T) {
 	t.Parallel()
 	c := newTestCodec(t)
@@ -125,6 +127,7 @@ func TestSingleCharacterChange(t *testing.T) {
 
 // CU-01: every bit flip of the decoded bytes, truncation, extension and
 // re-spellings are all ErrInvalid.
+// Row CU-01 (docs/security-tests.md).
 func TestTampering(t *testing.T) {
 	t.Parallel()
 	c := newTestCodec(t)
@@ -174,6 +177,7 @@ func TestTampering(t *testing.T) {
 
 // The length cap is checked before decoding: a 64 KiB input costs no
 // allocation at all.
+// Row CU-01 (docs/security-tests.md).
 func TestLengthCapBeforeDecoding(t *testing.T) {
 	c := newTestCodec(t)
 	long := strings.Repeat("A", 64<<10)
@@ -184,6 +188,7 @@ func TestLengthCapBeforeDecoding(t *testing.T) {
 
 // CU-08: K2 signs, K1 still verifies; without K1 its cursors are invalid;
 // an unknown key id or version is invalid, even when expired.
+// Row CU-08 (docs/security-tests.md).
 func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	k1, k2, k3 := testKey(t, "k1"), testKey(t, "k2"), testKey(t, "k3")
@@ -279,6 +284,7 @@ func TestFieldBoundaries(t *testing.T) {
 	}
 }
 
+// Row CU-07 (docs/security-tests.md).
 func TestEncodePanics(t *testing.T) {
 	t.Parallel()
 	c := newTestCodec(t)
@@ -334,6 +340,7 @@ func TestNewCodec(t *testing.T) {
 }
 
 // Printing a codec, however it is formatted, shows no key material.
+// Row LG-01 (docs/security-tests.md).
 func TestCodecStringHidesKeys(t *testing.T) {
 	t.Parallel()
 	c := newTestCodec(t)

@@ -10,6 +10,7 @@ import (
 // FuzzDecode: Decode never panics, fails only with the two sentinels and a
 // zero Cursor, never echoes its input, and anything it accepts re-encodes, with
 // the key that signed it, to exactly the same string.
+// Row CU-01 (docs/security-tests.md).
 func FuzzDecode(f *testing.F) {
 	for _, v := range loadVectors(f) {
 		f.Add(v.input, v.now.Unix())
@@ -40,6 +41,7 @@ func FuzzDecode(f *testing.F) {
 // FuzzDecodeAuthentic signs arbitrary bodies with the test key, so the fuzzer
 // reaches the parser that only authentic bytes get to: it accepts exactly the
 // bodies that testBody would write, and they re-encode to the same string.
+// Rows CU-01, CU-07 (docs/security-tests.md).
 func FuzzDecodeAuthentic(f *testing.F) {
 	for _, v := range loadVectors(f) {
 		if v.expect == "success" {

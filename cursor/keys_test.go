@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// Row CU-08 (docs/security-tests.md).
 func TestParseKeys(t *testing.T) {
 	t.Parallel()
 	k1, k2 := testKey(t, "k1"), testKey(t, "k2")
@@ -44,6 +45,7 @@ func TestParseKeys(t *testing.T) {
 	}
 }
 
+// Row CR-01 (docs/security-tests.md).
 func TestParseKeysErrors(t *testing.T) {
 	t.Parallel()
 	k1 := testKey(t, "k1")

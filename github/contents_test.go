@@ -61,6 +61,7 @@ func TestGetFile(t *testing.T) {
 	}
 }
 
+// Row IN-06 (docs/security-tests.md).
 func TestGetFileAccepts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -90,6 +91,7 @@ func TestGetFileAccepts(t *testing.T) {
 
 // TestGetFileRefused covers every content and object check through the
 // fake, each with its stable code.
+// Rows IN-04, IN-05, IN-06 (docs/security-tests.md).
 func TestGetFileRefused(t *testing.T) {
 	t.Parallel()
 	text := []byte("hello\n")
@@ -150,6 +152,7 @@ func refuse(content []byte, change func(map[string]any)) func(*githubtest.Server
 
 // TestGetFileEscapesEachSegment checks the raw request path: each segment is
 // escaped on its own, and NFC and NFD spellings stay distinct files.
+// Row IN-03 (docs/security-tests.md).
 func TestGetFileEscapesEachSegment(t *testing.T) {
 	t.Parallel()
 	paths := []string{
@@ -191,6 +194,7 @@ func TestGetFileEscapesEachSegment(t *testing.T) {
 }
 
 // TestRefusedBeforeAnyRequest checks input validation happens before I/O.
+// Row IN-01 (docs/security-tests.md).
 func TestRefusedBeforeAnyRequest(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)
@@ -223,6 +227,7 @@ func TestRefusedBeforeAnyRequest(t *testing.T) {
 	}
 }
 
+// Row PF-09 (docs/security-tests.md).
 func TestUnconfigured(t *testing.T) {
 	t.Parallel()
 	srv := githubtest.New(t)

@@ -159,6 +159,7 @@ func sentinel(err error) error {
 // plain decoder above: it never accepts what the reference refuses, returns
 // the same file when both accept, and on plain JSON (see plainJSON) gives
 // the same outcome, sentinel for sentinel.
+// Row AS-02 (docs/security-tests.md).
 func FuzzDecodeContentsMatchesReference(f *testing.F) {
 	for _, v := range vectors {
 		f.Add(readVector(f, v.file), v.path)
@@ -200,6 +201,7 @@ var decodeSeeds = []string{
 // TestDecodeContentsLargeMatchesReference alters a 200 KB answer around the
 // 64 KiB chunk boundaries of the decoder, where the fuzzer rarely reaches,
 // and compares every outcome with the reference decoder's.
+// Row AS-02 (docs/security-tests.md).
 func TestDecodeContentsLargeMatchesReference(t *testing.T) {
 	t.Parallel()
 	content := bytes.Repeat([]byte("Große Ära — 😀 text\n"), 200_000/24)

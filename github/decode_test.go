@@ -36,6 +36,7 @@ func readVector(tb testing.TB, name string) []byte {
 	return b
 }
 
+// Rows AS-02, PF-11 (docs/security-tests.md).
 func TestDecodeContentsVectors(t *testing.T) {
 	t.Parallel()
 	for _, v := range vectors {
@@ -80,6 +81,7 @@ func marshal(tb testing.TB, v any) []byte {
 	return b
 }
 
+// Rows AS-02, IN-04, IN-05 (docs/security-tests.md).
 func TestDecodeContents(t *testing.T) {
 	t.Parallel()
 	const p = "docs/a.md"
@@ -179,6 +181,7 @@ func TestDecodeContents(t *testing.T) {
 
 // TestOneMiBFitsTheBound pins the bound's arithmetic: a 1 MiB file with a
 // 1,000-byte path, encoded as GitHub does, fits in MaxContentsResponse.
+// Row IN-06 (docs/security-tests.md).
 func TestOneMiBFitsTheBound(t *testing.T) {
 	t.Parallel()
 	obj := object(strings.Repeat("d/", 499)+"f.md", bytes.Repeat([]byte{'x'}, MaxFileSize))
@@ -229,6 +232,7 @@ func TestDecodeRef(t *testing.T) {
 // size, nesting bounded by encoding/json (10,000 levels). Each
 // is refused as malformed, or, for a name that only differs in case,
 // ignored.
+// Row AS-02 (docs/security-tests.md).
 func TestDecodeContentsStricterThanEncodingJSON(t *testing.T) {
 	t.Parallel()
 	const ok = `"type":"file","path":"a","size":0,"sha":"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"`
@@ -290,6 +294,7 @@ func TestDecodeContentsStricterThanEncodingJSON(t *testing.T) {
 // inBody is what lets the decoder keep json.Unmarshal's view of a value
 // instead of a copy: it must accept exactly the slices of the body's own
 // memory, wherever they start, and nothing else.
+// Row AS-02 (docs/security-tests.md).
 func TestInBody(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"content":"YQ=="}`)

@@ -19,6 +19,7 @@ import (
 // §2.5, PF-01 to PF-11) on the
 // contents route and checks its stable code, that exactly one contents
 // request was made (no retry), and any extra property of the row.
+// Rows AS-02, PF-02, PF-03, PF-04, PF-05, PF-06, PF-07, PF-11 (docs/security-tests.md).
 func TestContentsFaults(t *testing.T) {
 	t.Parallel()
 	big := func(n int) []byte { return bytes.Repeat([]byte{'x'}, n) }
@@ -158,6 +159,7 @@ func readAtMostLimit(t *testing.T, s *githubtest.Server, _ time.Duration) {
 // TestRedirectsNotFollowed checks that 301, 302, 307 and 308 come back as
 // provider_redirect_rejected after one request, and that the Location host
 // (another server, or the same one) receives nothing.
+// Rows AZ-11, PF-01 (docs/security-tests.md).
 func TestRedirectsNotFollowed(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{301, 302, 307, 308} {
@@ -199,6 +201,7 @@ func TestRedirectsNotFollowed(t *testing.T) {
 // TestRateLimitHoldsInstallation checks that after a rate limit no request
 // is sent for that installation until the retry time has passed, while
 // other installations are unaffected.
+// Row PF-07 (docs/security-tests.md).
 func TestRateLimitHoldsInstallation(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)

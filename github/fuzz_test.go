@@ -15,6 +15,7 @@ import (
 // error exactly one sentinel matches and no file comes back; on success
 // every guarantee of File holds, and re-encoding the file the way GitHub does
 // decodes to the same bytes.
+// Rows AS-02, IN-06, PF-11 (docs/security-tests.md).
 func FuzzDecodeContents(f *testing.F) {
 	for _, v := range vectors {
 		f.Add(readVector(f, v.file), v.path)
@@ -66,6 +67,7 @@ var pathSeeds = []string{
 // FuzzValidatePath checks that every path ValidatePath accepts is exactly
 // the path GitHub receives: per-segment escaping, parsed back by net/url,
 // gives the same path, no query or fragment, and path.Clean leaves it alone.
+// Row IN-01 (docs/security-tests.md).
 func FuzzValidatePath(f *testing.F) {
 	for _, s := range pathSeeds {
 		f.Add(s)
@@ -93,6 +95,7 @@ func FuzzValidatePath(f *testing.F) {
 
 // FuzzValidateBranch checks that every accepted branch is a plain name that
 // reaches git/ref/heads/ unchanged and can never name a tag.
+// Row IN-01 (docs/security-tests.md).
 func FuzzValidateBranch(f *testing.F) {
 	for _, s := range []string{"main", "feat/x", "release-1.0", "ü", "refs/heads/main", "refs/tags/v1",
 		"a..b", "a/.b", "a.lock", "-a", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b", "@", "a@{1}", "a/", "a.", "HEAD", "%2e"} {

@@ -14,6 +14,7 @@ import (
 	"heyaira/github/githubtest"
 )
 
+// Row PF-09 (docs/security-tests.md).
 func TestParseAppKey(t *testing.T) {
 	t.Parallel()
 	key := githubtest.Key()

@@ -21,6 +21,7 @@ import (
 // body, document content or download URL appears in the log or in any
 // returned error, in raw, base64, JSON-escaped or URL-escaped form, nor any
 // 12-character piece of a token or JWT signature.
+// Rows LG-01, PF-06 (docs/security-tests.md).
 func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	t.Parallel()
 	var logBuf logbuf.Buffer

@@ -136,6 +136,7 @@ func TestPF10UntrustedCertificate(t *testing.T) {
 // number, null, a size that is a string — is provider_unavailable, quickly,
 // without a panic; 1.2 MB of escapes in the path parse, and the path
 // check refuses them (provider_inconsistent).
+// Row AS-02 (docs/security-tests.md).
 func TestPF11PathologicalJSON(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct{ body, code string }{
@@ -174,6 +175,7 @@ func TestPF11PathologicalJSON(t *testing.T) {
 // strictly). It never panics; an error comes with no key and never quotes
 // the key material (only, at most, a PEM type line); a key it accepts is a
 // valid RSA key of 2048 to 8192 bits.
+// Row PF-09 (docs/security-tests.md).
 func FuzzParseAppKey(f *testing.F) {
 	f.Add(githubtest.KeyPEM())
 	f.Add([]byte("-----BEGIN RSA PRIVATE KEY-----\n\n-----END RSA PRIVATE KEY-----\n"))

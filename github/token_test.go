@@ -17,6 +17,7 @@ import (
 
 // TestJWTAndMintBody checks the App JWT (verified by the fake) and the mint
 // body, by repository name and by repository ID.
+// Rows PF-08, PF-09 (docs/security-tests.md).
 func TestJWTAndMintBody(t *testing.T) {
 	t.Parallel()
 	for _, byID := range []bool{false, true} {
@@ -56,6 +57,7 @@ func TestJWTAndMintBody(t *testing.T) {
 // TestTokenCacheTwoHours reads once a minute for two hours of fake time:
 // 60-minute tokens replaced 5 minutes early give 3 ± 1 mints, and no
 // request ever carries an expired token.
+// Row PF-08 (docs/security-tests.md).
 func TestTokenCacheTwoHours(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)
@@ -78,6 +80,7 @@ func TestTokenCacheTwoHours(t *testing.T) {
 
 // TestTokenRefreshMargin pins the 5-minute margin: a token with more than 5
 // minutes left is reused; one with 4 min 59 s left is replaced before use.
+// Row PF-08 (docs/security-tests.md).
 func TestTokenRefreshMargin(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)
@@ -98,6 +101,7 @@ func TestTokenRefreshMargin(t *testing.T) {
 }
 
 // TestConcurrentColdReadsMintOnce starts 100 reads on a cold cache.
+// Row PF-08 (docs/security-tests.md).
 func TestConcurrentColdReadsMintOnce(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)
@@ -144,6 +148,7 @@ func TestMintSurvivesCanceledCaller(t *testing.T) {
 }
 
 // TestTokensPerRepository checks that each repository gets its own token.
+// Row PF-08 (docs/security-tests.md).
 func TestTokensPerRepository(t *testing.T) {
 	t.Parallel()
 	srv, c, a := setup(t)
@@ -163,6 +168,7 @@ func TestTokensPerRepository(t *testing.T) {
 
 // TestRevokedTokenRetriedOnce: a 401 on a cached token drops it, mints a new
 // one and retries once.
+// Row PF-08 (docs/security-tests.md).
 func TestRevokedTokenRetriedOnce(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)
@@ -195,6 +201,7 @@ func TestRevokedTokenRetriedOnce(t *testing.T) {
 
 // TestMintFaults checks how a failed mint is reported, that no contents
 // request follows it, and that a failure is not cached.
+// Row PF-08 (docs/security-tests.md).
 func TestMintFaults(t *testing.T) {
 	t.Parallel()
 	good := func(s *githubtest.Server, change func(map[string]any)) githubtest.Fault {
@@ -318,6 +325,7 @@ func TestWrongKey(t *testing.T) {
 
 // TestOnlyAppCredentialsReachGitHub checks every Authorization header the
 // fake saw: JWTs on the mint route, minted tokens elsewhere, nothing else.
+// Row AZ-11 (docs/security-tests.md).
 func TestOnlyAppCredentialsReachGitHub(t *testing.T) {
 	t.Parallel()
 	srv, c, b := setup(t)

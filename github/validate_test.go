@@ -10,6 +10,7 @@ import (
 	"heyaira/store/storetest"
 )
 
+// Row IN-01 (docs/security-tests.md).
 func TestValidatePath(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -117,6 +118,7 @@ var branchCases = []struct {
 	{"\xff", false},
 }
 
+// Row IN-01 (docs/security-tests.md).
 func TestValidateBranch(t *testing.T) {
 	t.Parallel()
 	for _, tt := range branchCases {
@@ -155,6 +157,7 @@ func TestValidateBranchStricterThanGit(t *testing.T) {
 	}
 }
 
+// Row IN-01 (docs/security-tests.md).
 func TestValidateNames(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -8,6 +8,7 @@ import (
 
 // TestCheckClientIDURL: the gate accepts the published document URLs and
 // refuses every other shape before any network I/O.
+// Row CM-05 (docs/security-tests.md).
 func TestCheckClientIDURL(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{
@@ -63,6 +64,7 @@ func TestCheckClientIDURL(t *testing.T) {
 
 // FuzzCheckClientIDURL: whatever passes the gate is https on the host it
 // returns, without the characters and segments the gate refuses.
+// Row CM-05 (docs/security-tests.md).
 func FuzzCheckClientIDURL(f *testing.F) {
 	f.Add("https://claude.ai/oauth/claude-code-client-metadata")
 	f.Add("https://claude.ai/%2e%2e/x")

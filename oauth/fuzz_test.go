@@ -11,6 +11,7 @@ import (
 // on, whatever the bytes: a validated URI has no fragment, no user info and
 // only printable ASCII; matching never accepts a URI that fails validation;
 // and a loopback match differs from its registration only in the port.
+// Row OA-01 (docs/security-tests.md).
 func FuzzRedirectURI(f *testing.F) {
 	for _, s := range []string{
 		"https://client.example/cb", "http://127.0.0.1/cb", "http://127.0.0.1:53123/cb",

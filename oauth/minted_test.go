@@ -17,6 +17,7 @@ var (
 // prefix until its embedded expiry and under every key of a rotation that
 // holds the signing key; a changed bit, another prefix, a secret of the
 // same shape with another body, or a key that is gone refuse it.
+// Row JK-08 (docs/security-tests.md).
 func TestSecretsRecogniseOnlyTheirOwn(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
@@ -59,6 +60,7 @@ func TestSecretsRecogniseOnlyTheirOwn(t *testing.T) {
 
 // TestClientIDs: a registered client's public client_id carries its row id
 // and a MAC; another id, or the row id itself, names no client.
+// Row JK-08 (docs/security-tests.md).
 func TestClientIDs(t *testing.T) {
 	t.Parallel()
 	s := NewSecrets([][]byte{keyA})
@@ -77,6 +79,7 @@ func TestClientIDs(t *testing.T) {
 // FuzzSecretsOpen: whatever the bytes, checking a presented value never
 // panics and never accepts one that no key signed; what it accepts re-seals
 // to the very same string, so a secret has one spelling.
+// Row JK-08 (docs/security-tests.md).
 func FuzzSecretsOpen(f *testing.F) {
 	s := NewSecrets([][]byte{keyA, keyB})
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)

@@ -34,6 +34,7 @@ func testSecrets() *oauth.Secrets { return oauth.NewSecrets([][]byte{bytes.Repea
 // authentication; every other request is authenticated once, whatever it
 // asks for (a document read is authorized by the tool, after the bearer
 // check and the tool limiter: read_authorize.go).
+// Row JK-01 (docs/security-tests.md).
 func TestMP01BearerBeforeBody(t *testing.T) {
 	t.Parallel()
 	cfg := Config{PublicURL: "http://127.0.0.1"}

@@ -32,6 +32,7 @@ func cimdRefusedFrom(t *testing.T, e *testEnv, xff, url, redirect string, status
 
 // TestCMAttacks: each hostile document or URL is refused with its own
 // reason, as a page, and reaches nothing it should not.
+// Rows CM-01, CM-02, CM-04, CM-05, CM-06, VC-07 (docs/security-tests.md).
 func TestCMAttacks(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
@@ -151,6 +152,7 @@ const cimdCanary = "cimd-canary-3f9a1c0e7b5d4e2a8c6b"
 
 // TestCMSlowLoris: a body that never ends is cut at the fetch deadline
 // (10 s in production; short here so the test is quick).
+// Row CM-03 (docs/security-tests.md).
 func TestCMSlowLoris(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
@@ -176,6 +178,7 @@ func TestCMSlowLoris(t *testing.T) {
 // TestCMCachedFailure: failures are never stored. A fetch that fails is
 // tried again by the next authorization; a stale row whose new document
 // is invalid is neither used nor overwritten.
+// Row CM-08 (docs/security-tests.md).
 func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
@@ -223,6 +226,7 @@ func TestCMCachedFailure(t *testing.T) {
 // connected to. The test's resolver maps the name; the production dialer
 // (authserver.NewCIMDDialer, with its Control hook) does the rest, and the test
 // records every address the Control hook saw and what it answered.
+// Row CM-07 (docs/security-tests.md).
 func TestCMForbiddenAddresses(t *testing.T) {
 	t.Parallel()
 	for _, ip := range []string{"127.0.0.1", "169.254.169.254", "::ffff:10.0.0.1"} {
@@ -263,6 +267,7 @@ func TestCMForbiddenAddresses(t *testing.T) {
 // document URLs on a listed URL's host are all refused at once with the
 // 400 page, and none causes a connection; the listed URL is fetched once
 // meanwhile.
+// Rows CM-09, VC-07 (docs/security-tests.md).
 func TestCMFlood(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)

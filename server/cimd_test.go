@@ -59,6 +59,7 @@ const todayMetadata = `{"issuer":"https://heyaira.example","authorization_endpoi
 // TestCIMDMetadata: with HEYAIRA_CIMD_CLIENTS unset the metadata is byte
 // for byte what it was; with a listed URL it advertises CIMD, and "none" stays among
 // the token endpoint's methods (Claude and Codex need both), and DCR stays.
+// Row CM-10 (docs/security-tests.md).
 func TestCIMDMetadata(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
@@ -89,6 +90,7 @@ func TestCIMDMetadata(t *testing.T) {
 
 // TestCIMDOffURLIsUnknownClient: with CIMD off, a URL client_id is an
 // unregistered client, as before, and nothing is fetched.
+// Row CM-10 (docs/security-tests.md).
 func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -104,6 +106,7 @@ func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 // document: consent page (host as identity, name self-asserted, the
 // loopback-only warning only where every URI is loopback), approval, code
 // exchange and refresh with the URL as client_id, and a tool call.
+// Row CM-13 (docs/security-tests.md).
 func TestCIMDSnapshotsAccepted(t *testing.T) {
 	t.Parallel()
 	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata", "https://claude.ai/oauth/mcp-oauth-client-metadata",
@@ -153,6 +156,7 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 // the same project extends the one grant and revokes nothing: the first
 // device's tokens keep working. The document is fetched once, and one
 // client row serves both.
+// Row CM-12 (docs/security-tests.md).
 func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 	t.Parallel()
 	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
@@ -184,6 +188,7 @@ func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 // TestCIMDRedirectMustBeListed: a redirect URI the document does not list
 // is refused with a page, never a redirect; loopback matching ignores the
 // port only.
+// Row CM-11 (docs/security-tests.md).
 func TestCIMDRedirectMustBeListed(t *testing.T) {
 	t.Parallel()
 	e, _ := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")

@@ -14,6 +14,7 @@ import (
 // TestRateLimitPerPrincipal pins the per-principal tool-call limit: a
 // principal over its burst gets the tool error rate_limited with
 // retry_after_seconds; another principal is not affected.
+// Row LD-04 (docs/security-tests.md).
 func TestRateLimitPerPrincipal(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Now()}
@@ -63,6 +64,7 @@ func TestGitHubInFlightCap(t *testing.T) {
 // TestStoreDeadline pins the database deadline: a lock held on
 // document_sources makes a read fail with store_unavailable after
 // store.QueryTimeout, not hang.
+// Row DB-06 (docs/security-tests.md).
 func TestStoreDeadline(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -91,6 +93,7 @@ func TestStoreDeadline(t *testing.T) {
 
 // TestDocumentBOMIsContent pins the UTF-8 byte order mark: it is part of the
 // file, returned and hashed like any other bytes, never stripped.
+// Row IN-05 (docs/security-tests.md).
 func TestDocumentBOMIsContent(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -8,6 +8,7 @@ import (
 	"time"
 )
 
+// Rows AZ-12, IN-09 (docs/security-tests.md).
 func TestMCPTransport(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, func(c *Config) { c.AllowedOrigins = []string{"https://app.example"} })
@@ -55,6 +56,7 @@ func TestMCPTransport(t *testing.T) {
 	}
 }
 
+// Row AZ-01 (docs/security-tests.md).
 func TestMCPGetAndDeleteAre405(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -71,6 +73,7 @@ func TestMCPGetAndDeleteAre405(t *testing.T) {
 	}
 }
 
+// Row AZ-10 (docs/security-tests.md).
 func TestInitializeNegotiatesVersion(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -141,6 +144,7 @@ func TestToolsListShape(t *testing.T) {
 	}
 }
 
+// Rows AZ-01, AZ-02 (docs/security-tests.md).
 func TestBearerChallenges(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -200,6 +204,7 @@ func TestBearerChallenges(t *testing.T) {
 	}
 }
 
+// Row DB-01 (docs/security-tests.md).
 func TestStoreDownIs503NotUnauthorized(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

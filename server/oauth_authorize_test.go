@@ -111,6 +111,7 @@ func TestOA02LoopbackAnyPort(t *testing.T) {
 // TestOA04PKCERequired: no challenge, plain, S512 or a malformed challenge
 // get the error page whose link goes back to the registered URI as
 // invalid_request with state and iss, and store nothing.
+// Row BT-40 (docs/security-tests.md).
 func TestOA04PKCERequired(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -144,6 +145,7 @@ func TestOA04PKCERequired(t *testing.T) {
 // URI with state and iss; a bad scope and a foreign resource get the error
 // page with that link instead; every
 // post-form redirect is 303; a tampered form cannot change the redirect.
+// Row BT-40 (docs/security-tests.md).
 func TestOA15RedirectsAfterValidation(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -12,6 +12,7 @@ import (
 // Client ID Metadata Document) keeps store.MaxLiveFamilies live families:
 // the least recently used beyond them are revoked, the others keep working,
 // and list-grants shows exactly the live ones.
+// Row LC-06 (docs/security-tests.md).
 func TestLC08TokenFamiliesAreBounded(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

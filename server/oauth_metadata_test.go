@@ -60,6 +60,7 @@ func TestOA16MetadataFromConfigOnly(t *testing.T) {
 
 // TestOA16RefusedGrantAndResponseTypes: password, client_credentials and
 // the implicit flow do not exist here.
+// Rows BT-40, JK-11 (docs/security-tests.md).
 func TestOA16RefusedGrantAndResponseTypes(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -99,6 +99,7 @@ func TestOA03RegisterRedirectURIs(t *testing.T) {
 }
 
 // TestOA17RegisterAbuse: per-address rate limit, body bound, bad grant types.
+// Row VC-05 (docs/security-tests.md).
 func TestOA17RegisterAbuse(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -134,6 +135,7 @@ func TestOA17RegisterAbuse(t *testing.T) {
 
 // TestOAuthCORS: the JSON endpoints allow any origin without credentials;
 // the authorization endpoint never answers CORS (OA-14d).
+// Row OA-14 (docs/security-tests.md).
 func TestOAuthCORS(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -14,6 +14,7 @@ import (
 // never adds it; a new authorization asking for it shows the consent page
 // again, with documents:read on its own line; leaving it unticked leaves the
 // grant as it was; ticking it finally allows the read.
+// Row BT-42 (docs/security-tests.md).
 func TestAZ04DocumentsReadNeedsItsOwnConsent(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -16,6 +16,7 @@ import (
 // cookie, request handle, consent CSRF, code, access and refresh tokens),
 // checks their entropy, then dumps every table and the server's log and
 // finds none of them, in the clear or base64-decoded.
+// Row LG-01 (docs/security-tests.md).
 func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -70,6 +70,7 @@ func (e *testEnv) redeem(t *testing.T, link string) (int, *browser) {
 // no consent page for the project (the person has no other),
 // and with another project the consent page does not offer the removed one
 // and a forged approval of it is refused.
+// Row LC-01 (docs/security-tests.md).
 func TestLC06RemoveMemberOverHTTP(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -121,6 +122,7 @@ func TestLC06RemoveMemberOverHTTP(t *testing.T) {
 // session cannot reach the consent page, the unredeemed sign-in link does
 // not redeem and no new one can be made. enable-principal restores sign-in
 // and nothing else.
+// Rows LC-02, LC-03 (docs/security-tests.md).
 func TestLC07DisablePrincipalOverHTTP(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)

@@ -221,6 +221,7 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 // caller's tool budget refuses (review T4-2) is refused before the read
 // touches the database: it costs the bearer check alone and writes no row,
 // so a principal's audit rows are bounded by its tool budget.
+// Row AU-01 (docs/security-tests.md).
 func TestAS03FailureIsTheReadsOneRow(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })

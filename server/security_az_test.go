@@ -29,6 +29,7 @@ import (
 // Only POST /mcp carries tenant data, and it needs a bearer token; the rest
 // are the OAuth endpoints (which are how a client gets a token), metadata,
 // health and metrics. There is no pprof or expvar.
+// Row BT-04 (docs/security-tests.md).
 func TestAZ01RouteInventory(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("routes.go")
@@ -214,6 +215,7 @@ func TestAZ06ModelCannotNameWhatIsRead(t *testing.T) {
 // with no GitHub request: source_revoked, repository_revoked, then 401
 // (membership is re-checked with the token, so an ex-member's token is
 // invalid: pinned 401, not 403).
+// Row LC-01 (docs/security-tests.md).
 func TestAZ08CursorNeverAuthorizes(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -21,6 +21,7 @@ import (
 // principal, another project or another source, and a cursor combined with
 // start_byte are all refused before any GitHub request, and the message
 // never echoes the cursor.
+// Row AZ-05 (docs/security-tests.md).
 func TestCU01to04CursorMisuseReachesNothing(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -20,6 +20,7 @@ import (
 	"heyaira/server/authserver"
 )
 
+// Rows JK-01, JK-02, JK-03, JK-04, JK-05, JK-06, JK-07 (docs/security-tests.md).
 func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)

@@ -54,6 +54,7 @@ func clientFrom(ip string) *http.Client {
 // burst whatever the machine's speed: P1 makes ToolBurst + 50 calls from
 // 8 workers, P2 20, the stream 120 (P1's 50 and the stream 10× under
 // scripts/soak).
+// Row BT-07 (docs/security-tests.md).
 func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	// Not parallel: P2's latency is compared with itself alone.
 	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 50, 100 }) // the defaults, named here
@@ -165,6 +166,7 @@ func liveHeap() uint64 {
 // test's own buffers) of the baseline. VmHWM is checked by the
 // process-level benchmark, not here: under -race it measures the
 // detector's shadow memory. Default 2 rounds; scripts/soak 10.
+// Row AS-02 (docs/security-tests.md).
 func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	// Not parallel: it measures the process heap.
 	rounds := soak.Scaled(2, 10)

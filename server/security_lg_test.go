@@ -336,6 +336,7 @@ func TestLG03OneEventPerAction(t *testing.T) {
 // request is served; an SQL failure is the tool error internal with the
 // request id and no SQL; a GitHub 500 with a body is provider_unavailable
 // with no GitHub text.
+// Row PF-06 (docs/security-tests.md).
 func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	t.Parallel()
 	secret := "PANIC-SECRET-" + randomB64()

@@ -247,6 +247,7 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 // spend nothing a new honest client needs. Before the redesign they spent
 // per-host, per-network and per-wide-network budgets, and a flood of them
 // answered cimd_rate_limited to everyone's new URLs.
+// Row JK-07 (docs/security-tests.md).
 func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)

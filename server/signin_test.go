@@ -15,6 +15,7 @@ import (
 // TestOA18SigninLink: GET never redeems; POST redeems once; expired links
 // fail; a POST without the CSRF token of this browser is refused (login
 // CSRF); a session planted before sign-in is replaced.
+// Row BT-41 (docs/security-tests.md).
 func TestOA18SigninLink(t *testing.T) {
 	t.Parallel()
 	e, _ := newOAuthEnv(t)
@@ -145,6 +146,7 @@ func TestOA18HostCookiesOnHTTPS(t *testing.T) {
 
 // TestSigninContinuesToPendingRequest: the pending-request cookie can only
 // ever send the browser to /oauth/authorize on this server.
+// Row OA-18 (docs/security-tests.md).
 func TestSigninContinuesToPendingRequest(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"//evil.example/x", "https://evil.example/", "/oauth/authorizeX?a", "/signin?x", "/oauth/authorize?a#b",

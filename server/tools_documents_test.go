@@ -28,6 +28,7 @@ func hexSHA(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// Rows AZ-11, CU-09, LG-03 (docs/security-tests.md).
 func TestDocumentReadWholeFileThroughCursors(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -116,6 +117,7 @@ func TestDocumentFragmentLimitBelowACharacter(t *testing.T) {
 	}
 }
 
+// Row IN-07 (docs/security-tests.md).
 func TestDocumentRanges(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -152,6 +154,7 @@ func TestDocumentRanges(t *testing.T) {
 	}
 }
 
+// Rows AZ-06, CU-04 (docs/security-tests.md).
 func TestDocumentArgumentsAreStrict(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -183,6 +186,7 @@ func TestDocumentArgumentsAreStrict(t *testing.T) {
 	}
 }
 
+// Rows AZ-05, AZ-07 (docs/security-tests.md).
 func TestDocumentSourceStates(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -240,6 +244,7 @@ func TestDocumentSourceStates(t *testing.T) {
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": runtime}, "repository_revoked")
 }
 
+// Rows AZ-03, BT-02 (docs/security-tests.md).
 func TestDocumentToolsNeedDocumentsScope(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -293,6 +298,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 // provider_inconsistent, and one older than its lifetime cursor_expired.
 // Misuse (tampering, another source, principal or project) is
 // TestCU01to04CursorMisuseReachesNothing.
+// Rows CU-01, CU-05, CU-06 (docs/security-tests.md).
 func TestDocumentCursors(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Now()}
@@ -313,6 +319,7 @@ func TestDocumentCursors(t *testing.T) {
 	e.wantCode(tok, "git_document_get", map[string]any{"source_id": srcA, "cursor": cur}, "cursor_expired")
 }
 
+// Row LG-01 (docs/security-tests.md).
 func TestLogsHoldNoSecretsOrContent(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

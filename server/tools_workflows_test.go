@@ -95,6 +95,7 @@ func layerNames(layers []map[string]any) []string {
 // TestWorkflowDispatchFreezesTrackingCommits is the main scenario:
 // account core and mode:worker tracking main plus a project instruction
 // source; then main moves, and only a new dispatch sees it.
+// Row AU-02 (docs/security-tests.md).
 func TestWorkflowDispatchFreezesTrackingCommits(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -153,6 +153,7 @@ func TestWorkflowDispatchUnreadableSource(t *testing.T) {
 // repository the dispatch used while the dispatch is reading GitHub, after
 // it read its configuration: the fake GitHub makes the change before it
 // answers.
+// Row AZ-07 (docs/security-tests.md).
 func TestWorkflowConfigChangedWhileStoring(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -205,6 +206,7 @@ func TestWorkflowConfigChangedWhileStoring(t *testing.T) {
 
 // TestAccountSourcesGrantNoDocumentAccess: an account source id is not a
 // document source, pinned or tracking, in any project of the account.
+// Row AZ-07 (docs/security-tests.md).
 func TestAccountSourcesGrantNoDocumentAccess(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -244,6 +246,7 @@ func TestAccountSourcesGrantNoDocumentAccess(t *testing.T) {
 // TestWorkflowTenancy: a dispatch never includes another project's
 // instruction sources (of the same account or another), and workflows and
 // tasks of another project are not_found.
+// Row AZ-07 (docs/security-tests.md).
 func TestWorkflowTenancy(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -145,6 +145,7 @@ func TestLT02LegacyTokenExpiry(t *testing.T) {
 // TestLT03ExpiryMigratesAnOldDatabase: migrate adds legacy_tokens.expires_at
 // to a database from before it; the tokens already there keep working,
 // without expiry.
+// Row LT-02 (docs/security-tests.md).
 func TestLT03ExpiryMigratesAnOldDatabase(t *testing.T) {
 	t.Parallel()
 	tr := newTree(t)

@@ -15,6 +15,7 @@ import (
 // request's context ends starts nothing: no statement, preparation or
 // transaction reaches PostgreSQL, and the connection stays good (lib/pq
 // would have marked it bad and raced a CancelRequest against the statement).
+// Row DB-06 (docs/security-tests.md).
 func TestNoStatementOnAnEndedContext(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

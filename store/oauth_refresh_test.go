@@ -161,6 +161,7 @@ func TestOA11ConcurrentRefreshes(t *testing.T) {
 }
 
 // TestRotateRefreshRefusesAccessToken: an access token is not a refresh token (CR-03).
+// Row CR-03 (docs/security-tests.md).
 func TestRotateRefreshRefusesAccessToken(t *testing.T) {
 	t.Parallel()
 	tr, c := oauthTree(t)

@@ -55,6 +55,7 @@ func TestOA18SigninLinkOnce(t *testing.T) {
 	}
 }
 
+// Row OA-18 (docs/security-tests.md).
 func TestSigninLinkConcurrentRedemption(t *testing.T) {
 	t.Parallel()
 	tr := newTree(t)

@@ -46,6 +46,7 @@ func TestOpenRefusesBadURLWithoutEchoingIt(t *testing.T) {
 
 // TestSchemaChecks runs inserts that schema.sql must refuse on its own, whatever
 // the application code does.
+// Row AZ-03 (docs/security-tests.md).
 func TestSchemaChecks(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)

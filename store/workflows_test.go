@@ -175,6 +175,7 @@ func countRows(t *testing.T, db *store.DB, table string) int {
 // TestCreateWorkflowRecheck changes the configuration after it was read and
 // before the workflow is stored, in every way that matters, and expects
 // ErrConfigChanged with no workflow and no audit row stored.
+// Row AZ-07 (docs/security-tests.md).
 func TestCreateWorkflowRecheck(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

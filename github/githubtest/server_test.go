@@ -116,6 +116,7 @@ func TestFakeVerifiesJWT(t *testing.T) {
 	}
 }
 
+// Row PF-08 (docs/security-tests.md).
 func TestFakeMintRules(t *testing.T) {
 	t.Parallel()
 	s := githubtest.New(t)

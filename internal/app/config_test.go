@@ -16,6 +16,7 @@ import (
 // reason, a public URL it could not serve correctly (a path, which would put
 // the OAuth metadata where no client looks; http on a host that is not
 // loopback, which OAuth 2.1 forbids), and an ambiguous metrics setting.
+// Row CM-10 (docs/security-tests.md).
 func TestBT05PublicURLAndMetricsSettings(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{"HEYAIRA_DATABASE_URL": "postgres://x", "HEYAIRA_CURSOR_KEY_FILE": "/k"}

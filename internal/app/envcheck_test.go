@@ -9,6 +9,7 @@ import (
 // Issue 31: HEYAIRA_ALLOWED_ORIGINS is compared exactly with the Origin
 // header, so an entry that is not scheme://host[:port] in lower case can
 // never match; serve refuses it at start-up, saying how to write it.
+// Row BT-45 (docs/security-tests.md).
 func TestAllowedOriginsMustBeOrigins(t *testing.T) {
 	t.Parallel()
 	for origins, want := range map[string]string{
@@ -36,6 +37,7 @@ func TestAllowedOriginsMustBeOrigins(t *testing.T) {
 // configVars and retiredVars are exactly what loadConfig reads (besides
 // Go's GOGC, read by gc.go), so the unknown-variable warning and the
 // documentation test know every setting.
+// Row BT-45 (docs/security-tests.md).
 func TestConfigVarsAreWhatServeReads(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"HEYAIRA_DATABASE_URL": "postgres://x", "HEYAIRA_CURSOR_KEY_FILE": "/k"}

@@ -17,6 +17,7 @@ import (
 // TestJanitorSchedule: the janitor runs a round at start and at every tick,
 // each with the time it runs at, and returns when its context ends. On the
 // bubble's fake clock: three hours pass in no real time.
+// Row BT-37 (docs/security-tests.md).
 func TestJanitorSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, stop := context.WithCancel(t.Context())

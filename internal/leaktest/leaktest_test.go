@@ -6,6 +6,7 @@ import (
 	"testing"
 )
 
+// Row LD-05 (docs/security-tests.md).
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
 // parkedForLeakTest blocks until stop is closed: a goroutine the check must

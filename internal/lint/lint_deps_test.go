@@ -16,6 +16,7 @@ var allowedModules = map[string]bool{"github.com/lib/pq": true, "github.com/goog
 // GitHub (which the demo program links), the database helpers, the load
 // generator. "The production binary never reaches the demo's stand-in" is
 // then a fact of the import graph.
+// Row BT-44 (docs/security-tests.md).
 func TestDependencies(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
@@ -68,6 +69,7 @@ func checkModule(t *testing.T, m string) {
 // TestLeafTestsDoNotLinkTheStore fails if the tests of a leaf package link the
 // store: they need no database, and the goroutine-leak check they share is
 // internal/leaktest, standard library only.
+// Row LD-05 (docs/security-tests.md).
 func TestLeafTestsDoNotLinkTheStore(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "-test", "./cursor", "./oauth", "./server/catalog",

@@ -46,6 +46,7 @@ var exampleVars = map[string]string{
 	"HEYAIRA_TRUSTED_PROXY": "the misspelling the README gives as an example of the unknown-variable warning",
 }
 
+// Row BT-45 (docs/security-tests.md).
 func TestDocsNameOnlyRealVariables(t *testing.T) {
 	t.Parallel()
 	docs := readDocs(t)
@@ -80,6 +81,7 @@ func TestDocsNameOnlyRealVariables(t *testing.T) {
 // codes: the families of the server's, OAuth's and CIMD's codes.
 var codeLike = regexp.MustCompile(`^(?:(?:invalid|unsupported|unauthorized|insufficient|temporarily|provider|document|cursor|source|cimd|store|quota|byte|path|repository|runtime|catalog|profile|dispatch|app)_[a-z0-9_]+|[a-z0-9_]+_(?:invalid|expired|not_found|revoked|unavailable|exceeded|forbidden|refused|unconfigured|denied|required|too_large|mismatch|failed|incomplete)|not_found|conflict|rate_limited|access_denied|server_error)$`)
 
+// Row BT-45 (docs/security-tests.md).
 func TestDocsNameOnlyRealCodes(t *testing.T) {
 	t.Parallel()
 	docs := readDocs(t)

@@ -68,6 +68,7 @@ var allowedFuncField = map[string]bool{
 // binary cannot be pointed at another GitHub or CIMD host. Only _test.go
 // files and the demo program (internal/demo) set the others; the binary does
 // not link the demo (TestDependencies).
+// Row BT-44 (docs/security-tests.md).
 func TestMP01HooksOnlyInTestsAndTheDemo(t *testing.T) {
 	t.Parallel()
 	fset, files := productionFiles(t)

@@ -16,6 +16,7 @@ import (
 // TestMain runs the tests from the module's root, so that paths read as a
 // reader of the repository would write them, and adds the goroutine-leak
 // check of docs/security-tests.md LD-05.
+// Row LD-05 (docs/security-tests.md).
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0) // this file, two folders below the root
 	if err := os.Chdir(filepath.Join(filepath.Dir(file), "..", "..")); err != nil {

@@ -32,6 +32,7 @@ import (
 // loopback, beside the stand-in: the lookup of api.github.com fails there at
 // once, so nothing leaves the machine, while anything on loopback (the
 // stand-in, the proxies) would be reachable.
+// Row BT-44 (docs/security-tests.md).
 func TestDemoProductionBinaryReachesOnlyGitHub(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"unshare", "ip"} {

@@ -30,6 +30,7 @@ import (
 // next_cursor, and a workflow dispatch whose instruction layers were read
 // from the stand-in's branch. Ctrl-C then stops the server and the cluster. Run again with an App configured, scripts/dev
 // serves with the production binary and says nothing of the demo.
+// Row BT-44 (docs/security-tests.md).
 func TestDemoScriptsDev(t *testing.T) {
 	t.Parallel()
 	jsDir(t) // before the build: fail (or skip) early without the Node packages

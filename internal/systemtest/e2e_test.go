@@ -95,6 +95,7 @@ func sha(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// Rows AZ-03, AZ-08, AZ-11 (docs/security-tests.md).
 func TestSeedEndToEnd(t *testing.T) {
 	dbURL := storetest.BaseURL(t) // the fresh database scripts/test made for this test
 	gh := githubtest.New(t)

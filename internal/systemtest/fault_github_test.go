@@ -62,6 +62,7 @@ func (s *liveServer) principals(t *testing.T, n int) []string {
 // next read after recovery succeeds. The default run uses a 3 s provider
 // deadline (a test hook) and 100 readers; scripts/soak uses the production
 // 15 s deadline and 200 readers.
+// Row PF-04 (docs/security-tests.md).
 func TestT7GitHubHang(t *testing.T) {
 	// Not parallel: latency and goroutine figures are process-wide.
 	deadline := soak.Scaled(3*time.Second, 15*time.Second)

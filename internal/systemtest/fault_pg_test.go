@@ -173,6 +173,7 @@ type restartWindow struct {
 // the process never restarts; acknowledged writes are all there exactly
 // once and nothing is duplicated; the same tokens work afterwards.
 // scripts/soak runs it for 60 s with a restart every 15 s.
+// Row DB-01 (docs/security-tests.md).
 func TestT6PostgresRestartUnderLoad(t *testing.T) {
 	// Not parallel: the hygiene figures are process-wide.
 	pg := storetest.StartOwnCluster(t)
@@ -331,6 +332,7 @@ func TestT6PostgresRestartUnderLoad(t *testing.T) {
 // database deadline with store_unavailable and readiness 503, then the
 // server recovers; a reset and a connection cut after N bytes fail fast
 // and recover. Never a 401 or a 500.
+// Row DB-06 (docs/security-tests.md).
 func TestT6ProxyFaults(t *testing.T) {
 	dbURL := storetest.NewURL(t)
 	proxy := storetest.ProxyTo(t, "unix", storetest.UnixSocket(t, dbURL))

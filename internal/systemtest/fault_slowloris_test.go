@@ -58,6 +58,7 @@ func portOf(t testing.TB, base string) int {
 // keeps p99 ≤ 2× its baseline; the server closes every slow connection at
 // the 5 s read-header timeout; descriptors return to the baseline after
 // it. scripts/soak runs 2,000 connections.
+// Row LD-03 (docs/security-tests.md).
 func TestT10SlowHeaders(t *testing.T) {
 	// Not parallel: latency and descriptor figures are process-wide.
 	slow := soak.Scaled(1000, 2000)

@@ -13,6 +13,7 @@ import (
 // is reported by /readyz as 200 "degraded" with app_jwt_refused and by one
 // ERROR line saying what to do, while reads answer provider_forbidden; a
 // later successful mint (the App fixed at GitHub) clears it.
+// Row PF-09 (docs/security-tests.md).
 func TestAppJWTRefusedIsReported(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)

@@ -22,6 +22,7 @@ import (
 // the server fetches the document from a local TLS stand-in for its host
 // (through the serve hooks' dialer; the address check is tested in
 // server), shows consent, issues tokens, and the SDK refreshes them.
+// Row CM-13 (docs/security-tests.md).
 func TestInteropTypeScriptSDKCIMD(t *testing.T) {
 	t.Parallel()
 	const docURL = "https://example.com/heyaira-interop/client.json" // httptest's certificate names example.com

@@ -135,6 +135,7 @@ func at(v any, path ...string) any {
 // the SDK, that the SDK's refresh on that 403 adds nothing, and that a new
 // authorization shows the step-up page, whose own button for document
 // reading gets it in one round.
+// Row BT-42 (docs/security-tests.md).
 func TestInteropTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	f := newInteropFixture(t)

@@ -19,6 +19,7 @@ var schemaSQL string
 // files (README.md, docs/, scripts/, schema.sql) and build its programs
 // (`go build .`) as a user at the root would; and it adds the
 // goroutine-leak check of docs/security-tests.md LD-05.
+// Row LD-05 (docs/security-tests.md).
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0) // this file, two folders below the root
 	if err := os.Chdir(filepath.Join(filepath.Dir(file), "..", "..")); err != nil {

@@ -313,6 +313,7 @@ func TestCR01CursorKeyFiles(t *testing.T) {
 // stderr, in a start-up failure, or in a refused database URL; the admin
 // CLI prints issued secrets once, on stdout, and nowhere else. Also LG-03:
 // log times are UTC.
+// Row LG-03 (docs/security-tests.md).
 func TestLG01ServeSecretsStayOutOfOutput(t *testing.T) {
 	t.Parallel()
 	password := "PWCANARY" + rand.Text()

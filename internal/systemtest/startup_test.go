@@ -26,6 +26,7 @@ func TestServeRefusesMissingSchema(t *testing.T) {
 	}
 }
 
+// Row CR-01 (docs/security-tests.md).
 func TestServeRefusesUnprotectedCursorKey(t *testing.T) {
 	t.Parallel()
 	env := baseEnv(t, storetest.NewMigratedURL(t))
@@ -36,6 +37,7 @@ func TestServeRefusesUnprotectedCursorKey(t *testing.T) {
 	}
 }
 
+// Row CR-01 (docs/security-tests.md).
 func TestServeRefusesMissingConfig(t *testing.T) {
 	t.Parallel()
 	for _, missing := range []string{"HEYAIRA_DATABASE_URL", "HEYAIRA_CURSOR_KEY_FILE"} {
@@ -110,6 +112,7 @@ func TestTrustedProxyRangesWarn(t *testing.T) {
 // Issue 31: serve warns, before its configuration can fail, about each
 // HEYAIRA_* variable it does not read, by name (never value), with the
 // nearest known name; a name its getenv does not see is not warned about.
+// Row BT-45 (docs/security-tests.md).
 func TestUnknownVariablesWarn(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"HEYAIRA_TRUSTED_PROXY": "10.9.8.7", "HEYAIRA_DATABASE_ULR": "postgres://secret-canary@x",

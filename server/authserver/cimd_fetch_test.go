@@ -11,6 +11,7 @@ import (
 
 // TestCMAddressCheck: the dialer's Control hook refuses every internal
 // destination, IPv4-mapped and NAT64 forms included, and any port but 443.
+// Row CM-07 (docs/security-tests.md).
 func TestCMAddressCheck(t *testing.T) {
 	t.Parallel()
 	for _, a := range []string{"127.0.0.1", "127.8.9.10", "::1", "10.0.0.1", "172.16.5.4", "192.168.1.1",
@@ -44,6 +45,7 @@ func TestCMAddressCheck(t *testing.T) {
 // own loopback and private addresses: every one of them is refused, and
 // a real listener on loopback is never connected to. The port is set to
 // 443 before the check, so that only the address decides.
+// Row CM-07 (docs/security-tests.md).
 func TestCMAddressCheckRealAddresses(t *testing.T) {
 	t.Parallel()
 	addrs, err := net.InterfaceAddrs()

@@ -27,6 +27,7 @@ func TestCIMDFreshFor(t *testing.T) {
 
 // TestCIMDClients: HEYAIRA_CIMD_CLIENTS takes exact https client-ID URLs
 // that pass the URL gate; none means off.
+// Row CM-05 (docs/security-tests.md).
 func TestCIMDClients(t *testing.T) {
 	t.Parallel()
 	if c, err := NewCIMD(nil, nil, nil); c != nil || err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 )
 
+// Row IN-08 (docs/security-tests.md).
 func TestParseMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -57,6 +58,7 @@ func TestParseMessage(t *testing.T) {
 	}
 }
 
+// Row IN-08 (docs/security-tests.md).
 func FuzzParseMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"x"}}}`,

@@ -9,6 +9,7 @@ import (
 	"heyaira/server/mcp"
 )
 
+// Row IN-07 (docs/security-tests.md).
 func TestFragmentEnd(t *testing.T) {
 	t.Parallel()
 	// "aé€😀": 1 + 2 + 3 + 4 bytes.
@@ -51,6 +52,7 @@ func TestFragmentEnd(t *testing.T) {
 // TestFragmentWalkReassembles cuts a mixed-width text with every small limit
 // and checks that fragments are valid UTF-8, within the limit, contiguous, and
 // together exactly the original.
+// Row IN-07 (docs/security-tests.md).
 func TestFragmentWalkReassembles(t *testing.T) {
 	t.Parallel()
 	content := []byte(strings.Repeat("a é € 😀\n", 50))
@@ -89,6 +91,7 @@ func BenchmarkFragmentEnd(b *testing.B) {
 // ends on a character boundary, and is empty only at the end of the file;
 // it refuses exactly the starts that are out of range or inside a
 // character, and limits too small for the character at start.
+// Row IN-07 (docs/security-tests.md).
 func FuzzFragmentEnd(f *testing.F) {
 	f.Add([]byte("aé€😀"), 0, 4)
 	f.Add([]byte("aé€😀"), 1, 1)

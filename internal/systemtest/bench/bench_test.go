@@ -133,6 +133,7 @@ func benchPickPhases(t *testing.T) map[string]bool {
 // benchSizes are the documents of the table.
 var benchSizes = map[string]int{"1 KiB": 1 << 10, "2.5 KB": 2500, "16 KiB": 16 << 10, "1 MiB": 1 << 20}
 
+// Row LD-02 (docs/security-tests.md).
 func TestBench(t *testing.T) {
 	if os.Getenv("HEYAIRA_BENCH") != "1" {
 		t.Skip("load harness, not a test: scripts/bench runs it (HEYAIRA_BENCH=1); it takes minutes and writes the table of docs/sizing.md")
@@ -194,6 +195,7 @@ func TestBench(t *testing.T) {
 // exactly one GitHub request per fragment, one token mint per repository,
 // three database statements per tool call (the token, the source, and the
 // audit row committed before the answer), and no errors under a short load.
+// Row AS-03 (docs/security-tests.md).
 func TestBenchHarnessSmoke(t *testing.T) {
 	t.Parallel()
 	e := newBenchEnv(t, 4, 2*time.Millisecond, map[string]int{"1 KiB": 1 << 10, "100 KiB": 100 << 10})

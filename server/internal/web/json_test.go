@@ -13,6 +13,7 @@ import (
 // succeeds used exact key names only — every allowed key present in the
 // object is set in the struct and every absent one is not, so "Source_ID"
 // or "source_id\u0000" can never stand in for "source_id".
+// Row IN-08 (docs/security-tests.md).
 func FuzzDecodeObject(f *testing.F) {
 	for _, s := range []string{
 		`{"source_id":"7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11","start_byte":0,"max_bytes":10}`,
