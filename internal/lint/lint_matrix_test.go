@@ -114,7 +114,8 @@ func firstSentence(doc, name string) string {
 }
 
 // generatedMatrix is the matrix as docs/security-tests.md holds it between
-// its markers: one table a family, one line a row, its tests in file order.
+// its markers: one table a family, one line a row, its tests in file order,
+// each with its package.
 func generatedMatrix(t *testing.T) string {
 	rows := matrixRows(t)
 	var b strings.Builder
@@ -131,14 +132,14 @@ func generatedMatrix(t *testing.T) string {
 			continue
 		}
 		slices.Sort(ids)
-		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | what its first test shows | tests (file) |\n|---|---|---|\n", fam.id, fam.title)
+		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | what its first test shows | tests (package) |\n|---|---|---|\n", fam.id, fam.title)
 		for _, id := range ids {
 			tests := rows[id]
 			slices.SortFunc(tests, func(a, b matrixTest) int { return strings.Compare(a.file+a.name, b.file+b.name) })
 			var names []string
 			desc := ""
 			for _, tt := range tests {
-				names = append(names, fmt.Sprintf("`%s` (%s)", tt.name, filepath.ToSlash(tt.file)))
+				names = append(names, fmt.Sprintf("`%s` (%s)", tt.name, filepath.ToSlash(filepath.Dir(tt.file))))
 				if desc == "" && tt.doc != "" {
 					desc = firstSentence(tt.doc, tt.name)
 				}
