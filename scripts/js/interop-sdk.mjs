@@ -78,7 +78,7 @@ async function main() {
   const tools = await flowA.client.listTools();
   results.full.tools = tools.tools.map(t => t.name).sort();
   results.full.document = await readDocument(flowA.client);
-  results.full.surfaces = await surfaces(flowA.client, cfg);
+  if (cfg.largeID) results.full.surfaces = await surfaces(flowA.client, cfg);
   await flowA.client.close();
 
   // Refresh with the SDK's own refreshAuthorization, then use the new token.
