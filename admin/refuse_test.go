@@ -13,9 +13,9 @@ import (
 // unknownID is a well-formed UUID that names nothing.
 const unknownID = "00000000-0000-4000-8000-000000000000"
 
-// TestRefusedCommandsWriteNothing is the "Must show" list of issue 2 and
-// more: every refused command fails with a usage error (exit 2) or a failure
-// (exit 1), says why in one line, and leaves every table as it was.
+// TestRefusedCommandsWriteNothing: every refused command fails with a usage
+// error (exit 2) or a failure (exit 1), says why in one line, and leaves
+// every table as it was.
 // Row IN-01 (docs/security-tests.md).
 func TestRefusedCommandsWriteNothing(t *testing.T) {
 	t.Parallel()

@@ -92,7 +92,7 @@ func layerNames(layers []map[string]any) []string {
 	return out
 }
 
-// TestWorkflowDispatchFreezesTrackingCommits is the main scenario:
+// TestWorkflowDispatchFreezesTrackingCommits is dispatch's main scenario:
 // account core and mode:worker tracking main plus a project instruction
 // source; then main moves, and only a new dispatch sees it.
 // Row AU-02 (docs/security-tests.md).
