@@ -8,7 +8,7 @@ import (
 // gcPercent is serve's garbage collector target when GOGC is unset, where
 // Go's default is 100%: the live heap is small and a read's garbage
 // short-lived, so collecting less often saves CPU, and a larger target costs
-// memory (the README's judgement call on the collector's target). GOGC and
+// memory (docs/design.md, Decisions: the collector's target). GOGC and
 // GOMEMLIMIT, which the runtime reads itself, still decide when set.
 const gcPercent = 200
 
