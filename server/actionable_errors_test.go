@@ -86,6 +86,8 @@ func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 // error says so, not that GitHub answered badly, and one WARN line names the
 // cause class and the request id (never a token: the canaries check the
 // log); a GitHub that answers 500 is told apart.
+// Row LG-05: a GitHub failure is logged once with its cause class and the
+// request id, never a token.
 func TestGitHubFailuresSayWhy(t *testing.T) {
 	t.Parallel()
 	refused := func(c *github.Config) {

@@ -46,6 +46,9 @@ func anySlice(v any) []any { s, _ := v.([]any); return s }
 // (no GitHub request), reads one whole and one large through the read path
 // of git_document_get (its audit row, its cursor), and answers a source it
 // cannot read as a resource, whoever's it is, as one that is not there.
+// Row AZ-16: resources are the project's own pinned sources, read through the
+// document path; another project's, a revoked or tracking source and a made-up
+// id are refused alike, and a malformed URI writes nothing.
 func TestResources(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -139,6 +142,8 @@ func TestResources(t *testing.T) {
 
 // TestResourcePagesAndCompletion pages a long allowlist with an opaque
 // cursor, and completes the template's source_id from the allowlist only.
+// Row AZ-17: completion names only the project's allowlist, and only to a
+// token with documents:read.
 func TestResourcePagesAndCompletion(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
@@ -199,6 +204,8 @@ func TestResourcePagesAndCompletion(t *testing.T) {
 
 // TestPrompts offers each catalog profile as a prompt and assembles it as
 // workflow_dispatch would, storing no workflow and writing one audit row.
+// Row AU-03: prompts/get writes one audit row naming its sources, stores no
+// workflow, and needs documents:read for GitHub text.
 func TestPrompts(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

@@ -24,16 +24,19 @@ import (
 // with scripts/connect-curl doing the OAuth flow.
 
 // readmeConnectSection is README.md's "Connect a client" section.
-func readmeConnectSection(t *testing.T) string {
+func readmeConnectSection(t *testing.T) string { return readmeSection(t, "Connect a client") }
+
+// readmeSection is the section of README.md under "## " + heading.
+func readmeSection(t *testing.T, heading string) string {
 	t.Helper()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(readme)
-	i := strings.Index(section, "\n## Connect a client\n")
+	i := strings.Index(section, "\n## "+heading+"\n")
 	if i < 0 {
-		t.Fatal(`README has no "Connect a client" section`)
+		t.Fatalf("README has no %q section", heading)
 	}
 	section = section[i+1:]
 	if j := strings.Index(section[3:], "\n## "); j >= 0 {

@@ -17,16 +17,8 @@ import (
 // member of a project with one allowlisted document, and their sign-in link.
 func TestReadmeAdminQuickStart(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(raw)
-	i := strings.Index(section, "\n## Administration quick-start\n")
-	if i < 0 {
-		t.Fatal(`README has no "Administration quick-start" section`)
-	}
-	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section[i:])
+	section := readmeSection(t, "Administration quick-start")
+	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
 	if block == nil || strings.Count(block[1], "heyaira-admin ") != 7 {
 		t.Fatalf("the quick-start is not one sh block of seven commands: %v", block)
 	}
