@@ -37,9 +37,7 @@ var (
 	rowID        = regexp.MustCompile(`[A-Z]{2}-\d{2}[a-z]?`)
 )
 
-type matrixTest struct {
-	name, file, doc string
-}
+type matrixTest struct{ name, file string }
 
 // matrixRows finds the rows each test carries: in its name (TestAZ02…,
 // TestCU01to04…) or in a "Row XX-NN" comment of its doc comment or body.
@@ -84,33 +82,13 @@ func matrixRows(t *testing.T) map[string][]matrixTest {
 					}
 				}
 			}
-			doc := ""
-			if fd.Doc != nil {
-				doc = fd.Doc.Text()
-			}
 			for id := range found {
-				rows[id] = append(rows[id], matrixTest{fd.Name.Name, path, doc})
+				rows[id] = append(rows[id], matrixTest{fd.Name.Name, path})
 			}
 		}
 		return nil
 	})
 	return rows
-}
-
-// firstSentence is what a test's doc comment says first, without the
-// test's name and row labels, cut at about 100 bytes.
-func firstSentence(doc, name string) string {
-	doc = strings.Join(strings.Fields(doc), " ")
-	doc = strings.TrimPrefix(doc, name)
-	doc = regexp.MustCompile(`^[ :,]*(?:Rows? [A-Z]{2}-\d{2}[a-z]?(?:, [A-Z]{2}-\d{2}[a-z]?)*(?: \([^)]*\))?[.:]? ?)?`).ReplaceAllString(doc, "")
-	if i := strings.Index(doc, ". "); i >= 0 {
-		doc = doc[:i+1]
-	}
-	if len(doc) > 100 {
-		cut := strings.LastIndex(doc[:100], " ")
-		doc = doc[:cut] + " …"
-	}
-	return strings.ReplaceAll(doc, "|", `\|`)
 }
 
 // generatedMatrix is the matrix as docs/security-tests.md holds it between
@@ -132,19 +110,15 @@ func generatedMatrix(t *testing.T) string {
 			continue
 		}
 		slices.Sort(ids)
-		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | what its first test shows | tests (package) |\n|---|---|---|\n", fam.id, fam.title)
+		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | tests (package) |\n|---|---|\n", fam.id, fam.title)
 		for _, id := range ids {
 			tests := rows[id]
 			slices.SortFunc(tests, func(a, b matrixTest) int { return strings.Compare(a.file+a.name, b.file+b.name) })
 			var names []string
-			desc := ""
 			for _, tt := range tests {
 				names = append(names, fmt.Sprintf("`%s` (%s)", tt.name, filepath.ToSlash(filepath.Dir(tt.file))))
-				if desc == "" && tt.doc != "" {
-					desc = firstSentence(tt.doc, tt.name)
-				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", id, desc, strings.Join(names, ", "))
+			fmt.Fprintf(&b, "| %s | %s |\n", id, strings.Join(names, ", "))
 			seen++
 		}
 	}
