@@ -110,15 +110,23 @@ func generatedMatrix(t *testing.T) string {
 			continue
 		}
 		slices.Sort(ids)
-		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | tests (package) |\n|---|---|\n", fam.id, fam.title)
+		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | tests, by package |\n|---|---|\n", fam.id, fam.title)
 		for _, id := range ids {
 			tests := rows[id]
 			slices.SortFunc(tests, func(a, b matrixTest) int { return strings.Compare(a.file+a.name, b.file+b.name) })
-			var names []string
+			var groups []string // "pkg: `TestA`, `TestB`", one a package, in file order
+			last := ""
 			for _, tt := range tests {
-				names = append(names, fmt.Sprintf("`%s` (%s)", tt.name, filepath.ToSlash(filepath.Dir(tt.file))))
+				pkg := filepath.ToSlash(filepath.Dir(tt.file))
+				if pkg != last {
+					groups = append(groups, pkg+": ")
+					last = pkg
+				} else {
+					groups[len(groups)-1] += ", "
+				}
+				groups[len(groups)-1] += "`" + tt.name + "`"
 			}
-			fmt.Fprintf(&b, "| %s | %s |\n", id, strings.Join(names, ", "))
+			fmt.Fprintf(&b, "| %s | %s |\n", id, strings.Join(groups, "; "))
 			seen++
 		}
 	}
