@@ -39,6 +39,7 @@ func TestDocsAdminReference(t *testing.T) {
 		help = strings.Replace(help, "  --json\n    \tprint the result as JSON on stdout\n", "", 1)
 		help, _, _ = strings.Cut(help, "\nExit status: ")
 		help = strings.TrimSuffix(strings.TrimRight(help, "\n"), "\n\nflags:")
+		help = strings.ReplaceAll(help, "\n    \t", ": ") // one line a flag
 		fmt.Fprintf(&ref, "\n### %s\n\n```\n%s\n```\n", c.Name, help)
 	}
 	want := doc[:i+len(begin)] + ref.String() + "\n" + doc[j:]

@@ -212,3 +212,33 @@ func uniq(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// TestDocsStaySmall holds the documentation's size budgets: a README read
+// in ten minutes, the reader's set (README, design, threat model), the
+// sizing page, and docs/ in all. A fact gets one home; a page that grows
+// past its budget says something twice or keeps a log.
+func TestDocsStaySmall(t *testing.T) {
+	t.Parallel()
+	size := func(files ...string) int {
+		n := 0
+		for _, f := range files {
+			n += len(mustRead(t, f))
+		}
+		return n
+	}
+	all, _ := filepath.Glob("docs/*.md")
+	for _, b := range []struct {
+		what  string
+		files []string
+		limit int
+	}{
+		{"README.md", []string{"README.md"}, 15_000},
+		{"the reader's set", []string{"README.md", "docs/design.md", "docs/threat-model.md"}, 60_000},
+		{"docs/sizing.md", []string{"docs/sizing.md"}, 6_000},
+		{"docs/", all, 200_000},
+	} {
+		if n := size(b.files...); n > b.limit {
+			t.Errorf("%s is %d bytes, over its budget of %d", b.what, n, b.limit)
+		}
+	}
+}
