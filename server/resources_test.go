@@ -247,6 +247,11 @@ func TestPrompts(t *testing.T) {
 	e.methodError(tok, "prompts/get", map[string]any{"name": "engineer", "arguments": map[string]any{"mode": "boss"}}, -32602, "invalid_argument")
 	e.methodError(tok, "prompts/get", map[string]any{"name": "engineer", "arguments": map[string]any{"mode": "worker", "x": "1"}}, -32602, "invalid_argument")
 	e.methodError(tok, "prompts/get", map[string]any{"arguments": map[string]any{"mode": "worker"}}, -32602, "invalid_argument")
+	// A caller's name is echoed cut, as every echoed name is (web.Quote).
+	long := e.rpc(tok, "prompts/get", map[string]any{"name": "engineer", "arguments": map[string]any{strings.Repeat("k", 100_000): "x"}})
+	if _, data := rpcErrorOf(t, long); data["code"] != "invalid_argument" || len(data["message"].(string)) > 300 {
+		t.Errorf("an unknown argument of 100,000 bytes: %.300s", long.raw)
+	}
 	if n := e.countRows("audit_events"); n != rows {
 		t.Errorf("refused prompts wrote %d audit rows", n-rows)
 	}

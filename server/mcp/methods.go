@@ -19,11 +19,7 @@ const ResourceTemplate = "heyaira://sources/{source_id}"
 // method answers msg with the tool of its method.
 func (tt *ToolTable) method(ctx context.Context, who Principal, msg rpcMessage, modern bool) (any, error) {
 	t := tt.methods[msg.Method]
-	args, err := t.decode(msg.Params)
-	if err == nil {
-		err = t.check(args)
-	}
-	result, failure, err := tt.serve(ctx, who, toolCall{t: t, args: args, argErr: err})
+	result, failure, err := tt.serve(ctx, who, t.callWith(msg.Params))
 	switch {
 	case err != nil:
 		return nil, err

@@ -104,11 +104,17 @@ func (tt *ToolTable) parseCall(params json.RawMessage) (toolCall, error) {
 	if !ok {
 		return toolCall{}, &rpcError{CodeInvalidParams, "unknown tool: " + web.Quote(p.Name)}
 	}
-	args, err := t.decode(p.Arguments)
+	return t.callWith(p.Arguments), nil
+}
+
+// callWith decodes raw as t's arguments and checks them; a refusal is kept
+// in argErr, answered after the scope check.
+func (t *Tool) callWith(raw json.RawMessage) toolCall {
+	args, err := t.decode(raw)
 	if err == nil {
 		err = t.check(args)
 	}
-	return toolCall{t: t, args: args, argErr: err}, nil
+	return toolCall{t: t, args: args, argErr: err}
 }
 
 // call runs a tools/call for who: the handler's result as a tool result,

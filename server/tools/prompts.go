@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 
 	"heyaira/cursor"
 	"heyaira/server/catalog"
+	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
 	"heyaira/store"
 )
@@ -54,7 +54,7 @@ func (w *workflowTools) getPrompt(ctx context.Context, p mcp.Principal, a *promp
 	}
 	for k := range a.Arguments {
 		if k != "mode" {
-			return nil, mcp.InvalidArgument("unknown argument " + strings.ToValidUTF8(k, "?") + "; the one argument is mode")
+			return nil, mcp.InvalidArgument("unknown argument " + web.Quote(k) + "; the one argument is mode")
 		}
 	}
 	mode := a.Arguments["mode"]
