@@ -67,7 +67,10 @@ func TestInteropGoSDK(t *testing.T) {
 // TestInteropTypeScriptSDKv2 runs the official TypeScript SDK v2 client
 // (@modelcontextprotocol/client, pinned in scripts/js/package.json) in its
 // auto mode (it probes server/discover and speaks 2026-07-28) and its
-// legacy mode (initialize), with the same calls as TestInteropGoSDK.
+// legacy mode (initialize). Each mode is given only the MCP URL and runs
+// the whole OAuth flow (discovery from the 401, registration, PKCE, the
+// consent page), then makes the same calls as TestInteropGoSDK and reads
+// the resources and prompts.
 func TestInteropTypeScriptSDKv2(t *testing.T) {
 	t.Parallel()
 	// In the parent, before the fixture: when the Node packages are missing
@@ -75,17 +78,21 @@ func TestInteropTypeScriptSDKv2(t *testing.T) {
 	// every subtest skipped.
 	jsDir(t)
 	f := newInteropFixture(t)
-	tok := newToken(t, oauth.PrefixAccess, time.Hour)
-	storetest.InsertAccessToken(t, f.env["HEYAIRA_DATABASE_URL"], f.principal, f.project, f.base+"/mcp", tok,
-		[]string{"memory:read", "memory:write", "documents:read", "workflows:read"})
 	sum := sha256.Sum256(f.doc)
 	for mode, version := range map[string]string{"auto": "2026-07-28", "legacy": "2025-11-25"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			out := runNode(t, "interop-sdk-v2.mjs", map[string]string{"url": f.base + "/mcp", "token": tok,
+			out := runNode(t, "interop-sdk-v2.mjs", map[string]string{"url": f.base + "/mcp", "signinURL": f.signinLink(t),
 				"sourceID": f.source, "largeID": f.large, "mode": mode}, 90*time.Second)
-			if out["ok"] != true {
-				t.Fatalf("TS SDK v2 (%s): %v", mode, out["error"])
+			flow := map[string]any{"firstConnect": at(out, "flow", "firstConnect"), "secondConnect": at(out, "flow", "secondConnect"),
+				"endpoint": at(out, "flow", "authorizeURL", "endpoint"), "method": at(out, "flow", "authorizeURL", "codeChallengeMethod"),
+				"resource": at(out, "flow", "authorizeURL", "resource"), "stateMatches": at(out, "flow", "stateMatches"),
+				"issMatches": at(out, "flow", "issMatches"), "tokenScope": at(out, "flow", "tokenScope")}
+			if want := map[string]any{"firstConnect": "unauthorized", "secondConnect": "connected",
+				"endpoint": f.base + "/oauth/authorize", "method": "S256", "resource": f.base + "/mcp",
+				"stateMatches": true, "issMatches": true, "tokenScope": "memory:read memory:write documents:read workflows:read",
+			}; !jsonEqual(flow, want) {
+				t.Errorf("OAuth flow through the SDK = %v, want %v", flow, want)
 			}
 			if out["protocolVersion"] != version {
 				t.Errorf("negotiated %v, want %s", out["protocolVersion"], version)

@@ -1,26 +1,35 @@
 // interop-sdk-v2.mjs: the official MCP TypeScript SDK v2 client
 // (@modelcontextprotocol/client) against a running HeyAira, driven by
-// interop_gosdk_test.go.
+// interop_gosdk_test.go. Like interop-sdk.mjs, the client is given only the
+// MCP URL: it discovers the authorization server from the 401, registers and
+// runs PKCE through peer.mjs's MemoryProvider, and this script plays the
+// browser for sign-in and consent.
 //
-// Input: one JSON argument {url, token, sourceID, largeID, mode}; mode is the SDK's
-// versionNegotiation mode, 'auto' (probe server/discover, 2026-07-28) or
-// 'legacy' (initialize). The bearer token goes in requestInit headers.
+// Input: one JSON argument {url, signinURL, sourceID, largeID, mode}; mode is
+// the SDK's versionNegotiation mode, 'auto' (probe server/discover,
+// 2026-07-28) or 'legacy' (initialize).
 //
-// Output: one JSON line {ok, protocolVersion, tools, memoryGet, document,
-// surfaces} or
-// {ok: false, error}.
+// Output: one JSON line {ok, flow, protocolVersion, tools, memoryGet,
+// document, surfaces} or {ok: false, error, ...results so far}.
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { Browser, MemoryProvider, authorize, signIn } from './peer.mjs';
+import { report } from './report.mjs';
 import { surfaces } from './surfaces.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
-const out = { ok: false };
-try {
-  const client = new Client({ name: 'heyaira-interop-v2', version: '1' },
-    { versionNegotiation: { mode: cfg.mode } });
-  const transport = new StreamableHTTPClientTransport(new URL(cfg.url),
-    { requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } } });
-  await client.connect(transport);
+const out = {};
+const sdk = { Client, StreamableHTTPClientTransport, UnauthorizedError,
+  options: { versionNegotiation: { mode: cfg.mode } } };
+
+async function main() {
+  const browser = new Browser(new URL(cfg.url).origin);
+  out.signin = await signIn(browser, cfg.signinURL);
+  const provider = new MemoryProvider(`HeyAira interop (TypeScript SDK v2, ${cfg.mode})`);
+  const flow = await authorize(cfg.url, provider, browser,
+    ['memory:read', 'memory:write', 'documents:read', 'workflows:read'], sdk);
+  out.flow = { ...flow.out, consent: undefined };
+  const client = flow.client;
   out.protocolVersion = client.getNegotiatedProtocolVersion();
   const tools = await client.listTools();
   out.tools = tools.tools.map((t) => t.name);
@@ -30,8 +39,6 @@ try {
   out.document = await client.callTool({ name: 'git_document_get', arguments: { source_id: cfg.sourceID } });
   out.surfaces = await surfaces(client, cfg);
   await client.close();
-  out.ok = true;
-} catch (err) {
-  out.error = String(err && err.stack || err);
 }
-console.log(JSON.stringify(out));
+
+await report(main, out);

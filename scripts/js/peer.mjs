@@ -193,17 +193,22 @@ export function recordingFetch(provider) {
   };
 }
 
+// v1 is the SDK the scripts use unless given another: an object with the
+// same three classes (interop-sdk-v2.mjs passes @modelcontextprotocol/client's)
+// and the Client's options.
+const v1 = { Client, StreamableHTTPClientTransport, UnauthorizedError };
+
 // connect runs Client.connect against mcpURL; it reports 'unauthorized'
 // when the SDK stopped to send the user to the authorization URL.
-export async function connect(mcpURL, provider) {
-  const transport = new StreamableHTTPClientTransport(new URL(mcpURL), { authProvider: provider,
+export async function connect(mcpURL, provider, sdk = v1) {
+  const transport = new sdk.StreamableHTTPClientTransport(new URL(mcpURL), { authProvider: provider,
     fetch: recordingFetch(provider) });
-  const client = new Client({ name: 'heyaira-interop', version: '1.0.0' });
+  const client = new sdk.Client({ name: 'heyaira-interop', version: '1.0.0' }, sdk.options);
   try {
     await client.connect(transport);
     return { client, transport, status: 'connected' };
   } catch (e) {
-    if (e instanceof UnauthorizedError) return { client, transport, status: 'unauthorized' };
+    if (e instanceof sdk.UnauthorizedError) return { client, transport, status: 'unauthorized' };
     throw e;
   }
 }
@@ -211,8 +216,8 @@ export async function connect(mcpURL, provider) {
 // authorize takes the provider through the whole flow the way an app does:
 // connect → UnauthorizedError + redirectToAuthorization → browser → code →
 // transport.finishAuth(code) → connect again.
-export async function authorize(mcpURL, provider, browser, tick) {
-  const first = await connect(mcpURL, provider);
+export async function authorize(mcpURL, provider, browser, tick, sdk = v1) {
+  const first = await connect(mcpURL, provider, sdk);
   if (first.status !== 'unauthorized' || !provider.pendingURL) throw new Error(`connect without a token: ${first.status}`);
   const url = provider.pendingURL;
   provider.pendingURL = undefined;
@@ -221,9 +226,10 @@ export async function authorize(mcpURL, provider, browser, tick) {
   out.consent = { ...c, code: undefined };
   out.stateMatches = c.state === provider.lastState;
   out.issMatches = c.iss === new URL(mcpURL).origin;
-  await first.transport.finishAuth(c.code);
+  // v2 checks the RFC 9207 issuer the server put on the redirect; v1 ignores it.
+  await first.transport.finishAuth(c.code, c.iss);
   await first.client.close();
-  const second = await connect(mcpURL, provider);
+  const second = await connect(mcpURL, provider, sdk);
   out.secondConnect = second.status;
   out.tokenScope = provider.tokens()?.scope;
   out.tokenType = provider.tokens()?.token_type;
