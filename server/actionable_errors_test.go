@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"heyaira/github"
 	"heyaira/github/githubtest"
+	"heyaira/server/internal/servertest"
 	"heyaira/server/mcp"
 	"heyaira/store"
 )
@@ -23,9 +24,9 @@ import (
 // name nothing of another project or any secret.
 func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "documents:read", "workflows:read", "workflows:write")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "documents:read", "workflows:read", "workflows:write")
 	message := func(sc map[string]any) string {
 		m, _ := sc["error"].(map[string]any)
 		s, _ := m["message"].(string)
@@ -41,26 +42,26 @@ func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 	}
 
 	// runtime_unconfigured names the admin command, for this project.
-	wantAll("runtime_unconfigured", message(e.wantCode(tok, "runtime_bootstrap_get", map[string]any{}, "runtime_unconfigured")),
-		"heyaira-admin add-document-source --project-id "+tn.project, "--document-role runtime")
+	wantAll("runtime_unconfigured", message(e.WantCode(tok, "runtime_bootstrap_get", map[string]any{}, "runtime_unconfigured")),
+		"heyaira-admin add-document-source --project-id "+tn.Project, "--document-role runtime")
 
 	// A tracking source read on its own points to workflow_dispatch.
-	tracking := e.addSource(tn, "instruction", "docs/agents/a.md", "", "main", 65536)
-	wantAll("source_requires_dispatch", message(e.wantCode(tok, "git_document_get", map[string]any{"source_id": tracking},
+	tracking := e.AddSource(tn, "instruction", "docs/agents/a.md", "", "main", 65536)
+	wantAll("source_requires_dispatch", message(e.WantCode(tok, "git_document_get", map[string]any{"source_id": tracking},
 		"source_requires_dispatch")), "workflow_dispatch", "--commit-sha")
 
 	// An unlinked repository: the tool says how it is linked again; the
 	// admin command that meets it names link-repository with the flags.
-	pinned := e.addSource(tn, "reference", "x.md", commitA, "", 65536)
-	e.exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, tn.repo)
-	wantAll("repository_revoked", message(e.wantCode(tok, "git_document_get", map[string]any{"source_id": pinned},
+	pinned := e.AddSource(tn, "reference", "x.md", servertest.CommitA, "", 65536)
+	e.Exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, tn.Repo)
+	wantAll("repository_revoked", message(e.WantCode(tok, "git_document_get", map[string]any{"source_id": pinned},
 		"repository_revoked")), "heyaira-admin link-repository", "runtime_bootstrap_get")
-	_, err := e.db.AddDocumentSource(t.Context(), store.NewDocumentSource{ProjectID: tn.project, GitHubOwner: "o",
-		GitHubRepository: "elsewhere", Role: "runtime", Path: "x.md", CommitSHA: commitA, FragmentLimit: 65536})
+	_, err := e.DB.AddDocumentSource(t.Context(), store.NewDocumentSource{ProjectID: tn.Project, GitHubOwner: "o",
+		GitHubRepository: "elsewhere", Role: "runtime", Path: "x.md", CommitSHA: servertest.CommitA, FragmentLimit: 65536})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("add-document-source on an unlinked repository: %v", err)
 	}
-	wantAll("not linked", err.Error(), "link it first with heyaira-admin link-repository --project-id "+tn.project,
+	wantAll("not linked", err.Error(), "link it first with heyaira-admin link-repository --project-id "+tn.Project,
 		"--github-owner o --github-repository elsewhere --github-installation-id")
 
 	// provider_unconfigured names the missing setting, from a real client.
@@ -72,9 +73,9 @@ func TestBT43RefusalsSayWhatToDo(t *testing.T) {
 	}{
 		{"no App ID", github.NewClient(github.Config{}), github.Binding{Owner: "o", Repo: "r", InstallationID: 1}, "HEYAIRA_GITHUB_APP_ID"},
 		{"no App key", github.NewClient(github.Config{AppID: "1"}), github.Binding{Owner: "o", Repo: "r", InstallationID: 1}, "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"},
-		{"no installation", e.gh.Client(), github.Binding{Owner: "o", Repo: "r"}, "--github-installation-id"},
+		{"no installation", e.GH.Client(), github.Binding{Owner: "o", Repo: "r"}, "--github-installation-id"},
 	} {
-		_, err := c.client.GetFile(context.Background(), c.b, "x.md", commitA)
+		_, err := c.client.GetFile(context.Background(), c.b, "x.md", servertest.CommitA)
 		code, public := mcp.Classify(err)
 		if code != "provider_unconfigured" || !strings.Contains(public, c.want) {
 			t.Errorf("%s: %s %q, want provider_unconfigured naming %s", c.name, code, public, c.want)
@@ -95,18 +96,18 @@ func TestGitHubFailuresSayWhy(t *testing.T) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 		}}}
 	}
-	e := newTestEnvGitHub(t, []githubtest.Option{refused})
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "documents:read")
-	sc := e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "provider_unavailable")
+	e := servertest.NewGitHub(t, []githubtest.Option{refused})
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "documents:read")
+	sc := e.WantCode(tok, "git_document_get", map[string]any{"source_id": src}, "provider_unavailable")
 	msg := sc["error"].(map[string]any)["message"].(string)
 	if !strings.Contains(msg, "could not be reached") || !strings.Contains(msg, "(request ") {
 		t.Errorf("unreachable GitHub: message %q", msg)
 	}
 	var warn map[string]any
-	for _, line := range strings.Split(e.logs.String(), "\n") {
+	for _, line := range strings.Split(e.Logs.String(), "\n") {
 		if strings.Contains(line, `"msg":"github unavailable"`) {
 			json.Unmarshal([]byte(line), &warn)
 		}
@@ -116,16 +117,16 @@ func TestGitHubFailuresSayWhy(t *testing.T) {
 		t.Errorf("the WARN line: %v", warn)
 	}
 
-	e2 := newTestEnv(t)
-	tn2 := e2.newTenant("o", "r")
-	e2.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
-	src2 := e2.addSource(tn2, "runtime", "a.md", commitA, "", 1000)
-	e2.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
-	sc = e2.wantCode(e2.token(tn2, "documents:read"), "git_document_get", map[string]any{"source_id": src2}, "provider_unavailable")
+	e2 := servertest.New(t)
+	tn2 := e2.NewTenant("o", "r")
+	e2.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
+	src2 := e2.AddSource(tn2, "runtime", "a.md", servertest.CommitA, "", 1000)
+	e2.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
+	sc = e2.WantCode(e2.Token(tn2, "documents:read"), "git_document_get", map[string]any{"source_id": src2}, "provider_unavailable")
 	if msg := sc["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "answered with an error") {
 		t.Errorf("GitHub 500: message %q", msg)
 	}
-	if !strings.Contains(e2.logs.String(), "status 500") {
+	if !strings.Contains(e2.Logs.String(), "status 500") {
 		t.Errorf("no WARN line names the status")
 	}
 }

@@ -1,8 +1,10 @@
-package server
+package server_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"io"
 	"net/http"
 	"testing"
@@ -15,16 +17,16 @@ import (
 // the two in one run (`go test -bench 'DocumentGet|BareContents' -benchmem`):
 // the machines are shared, so ratios mean more than absolute times.
 
-func benchEnv(b *testing.B, size int) (*testEnv, string, string) {
-	e := newTestEnv(b, func(c *Config) { c.ToolRate = 1e9; c.ToolBurst = 1 << 30; c.GitHubHourlyBudget = 1 << 30 })
-	tn := e.newTenant("bench", "docs")
-	doc := mixedText(size)[:size]
+func benchEnv(b *testing.B, size int) (*servertest.Env, string, string) {
+	e := servertest.New(b, func(c *server.Config) { c.ToolRate = 1e9; c.ToolBurst = 1 << 30; c.GitHubHourlyBudget = 1 << 30 })
+	tn := e.NewTenant("bench", "docs")
+	doc := servertest.MixedText(size)[:size]
 	for !utf8.Valid(doc) { // not a rune cut in two at the end
 		doc = doc[:len(doc)-1]
 	}
-	e.gh.AddFile("bench", "docs", commitA, "big.md", doc)
-	src := e.addSource(tn, "runtime", "big.md", commitA, "", 65536)
-	return e, src, e.token(tn, "documents:read")
+	e.GH.AddFile("bench", "docs", servertest.CommitA, "big.md", doc)
+	src := e.AddSource(tn, "runtime", "big.md", servertest.CommitA, "", 65536)
+	return e, src, e.Token(tn, "documents:read")
 }
 
 func BenchmarkDocumentGet1MiB(b *testing.B) { benchmarkDocumentGet(b, 1<<20, 65536) }
@@ -41,7 +43,7 @@ func benchmarkDocumentGet(b *testing.B, size int, want int64) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", e.Srv.URL+"/mcp", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := client.Do(req)
@@ -58,10 +60,10 @@ func benchmarkDocumentGet(b *testing.B, size int, want int64) {
 
 func BenchmarkBareContentsGET1MiB(b *testing.B) {
 	e, src, tok := benchEnv(b, 1<<20)
-	e.call(tok, "git_document_get", map[string]any{"source_id": src}) // mints the installation token
-	gt := e.gh.IssuedTokens()[0]
-	url := e.gh.URL() + "/repos/bench/docs/contents/big.md?ref=" + commitA
-	client := e.gh.HTTPClient()
+	e.Call(tok, "git_document_get", map[string]any{"source_id": src}) // mints the installation token
+	gt := e.GH.IssuedTokens()[0]
+	url := e.GH.URL() + "/repos/bench/docs/contents/big.md?ref=" + servertest.CommitA
+	client := e.GH.HTTPClient()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,22 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // cimdRefused GETs /oauth/authorize for a document URL and checks that it
 // is refused with a page (never a redirect) naming reason.
-func cimdRefused(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
+func cimdRefused(t *testing.T, e *servertest.Env, url, redirect string, status int, reason string) {
 	t.Helper()
 	cimdRefusedFrom(t, e, "", url, redirect, status, reason)
 }
 
 // cimdRefusedFrom is cimdRefused as the client at xff (cimdAuthorizeFrom).
-func cimdRefusedFrom(t *testing.T, e *testEnv, xff, url, redirect string, status int, reason string) {
+func cimdRefusedFrom(t *testing.T, e *servertest.Env, xff, url, redirect string, status int, reason string) {
 	t.Helper()
 	p := cimdAuthorizeFrom(t, e, cimdClient(url, redirect), "memory:read", xff)
-	if p.status != status || p.header.Get("Location") != "" || !strings.Contains(p.body, "reason: "+reason+")") {
-		t.Errorf("%s: got %d Location=%q %s; want %d %s", url, p.status, p.header.Get("Location"), p.body, status, reason)
+	if p.Status != status || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "reason: "+reason+")") {
+		t.Errorf("%s: got %d Location=%q %s; want %d %s", url, p.Status, p.Header.Get("Location"), p.Body, status, reason)
 	}
 }
 
@@ -43,9 +45,9 @@ func TestCMAttacks(t *testing.T) {
 		listed = append(listed, base+p)
 	}
 	cimd := s.resolver(t, authserver.CIMDFetchTimeout, listed...)
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = cimd })
+	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = cimd })
 	sent := 0
-	cimdRefused := func(t *testing.T, e *testEnv, url, redirect string, status int, reason string) {
+	cimdRefused := func(t *testing.T, e *servertest.Env, url, redirect string, status int, reason string) {
 		t.Helper()
 		sent++
 		cimdRefusedFrom(t, e, distinctNetwork(sent), url, redirect, status, reason)
@@ -53,7 +55,7 @@ func TestCMAttacks(t *testing.T) {
 	doc := func(id string, extra string) []byte {
 		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
 	}
-	e.canaries.secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
+	e.Canaries.Secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
 
 	// CM-01: a redirect is refused, its target never fetched.
 	s.handle(base+"redirect", func(w http.ResponseWriter, r *http.Request) {
@@ -158,7 +160,7 @@ func TestCMSlowLoris(t *testing.T) {
 	s := newCIMDStandIn(t)
 	// 2 s rather than less: under a busy parallel run the TLS handshake alone
 	// can take a few hundred milliseconds, and the deadline must fall on the body.
-	e := newTestEnv(t, func(c *Config) { c.CIMD = s.resolver(t, 2*time.Second, "https://docs.example/slow") })
+	e := servertest.New(t, func(c *server.Config) { c.CIMD = s.resolver(t, 2*time.Second, "https://docs.example/slow") })
 	url := "https://docs.example/slow"
 	// The rest never comes, not even the end of the chunked body when the
 	// fetcher gives up: were the handler to return on its request's end, the
@@ -182,10 +184,10 @@ func TestCMSlowLoris(t *testing.T) {
 func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	clock := newTestClock()
-	e := newTestEnv(t, func(c *Config) {
+	clock := servertest.NewClock()
+	e := servertest.New(t, func(c *server.Config) {
 		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/flaky")
-		c.Now = clock.now
+		c.Now = clock.Now
 	})
 	url := "https://docs.example/flaky"
 	var mu sync.Mutex
@@ -203,19 +205,19 @@ func TestCMCachedFailure(t *testing.T) {
 	set := func(b string) { mu.Lock(); body = b; mu.Unlock() }
 	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadStatus)
 	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://docs.example/cb"]}`)
-	get := func() page {
-		return e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
+	get := func() servertest.Page {
+		return e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
 	}
-	if p := get(); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
-		t.Fatalf("CM-08: after the outage the document was not fetched again: %d %s", p.status, p.body)
+	if p := get(); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
+		t.Fatalf("CM-08: after the outage the document was not fetched again: %d %s", p.Status, p.Body)
 	}
 	if n := s.fetches(url); n != 2 {
 		t.Errorf("CM-08: %d fetches, want 2", n)
 	}
-	clock.advance(2 * time.Hour) // the row is stale
+	clock.Advance(2 * time.Hour) // the row is stale
 	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://evil.example/cb"],"client_secret":"x"}`)
 	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDSecret)
-	if got := e.queryString(`SELECT array_to_string(redirect_uris, ' ') FROM oauth_clients WHERE metadata_url = $1`, url); got != "https://docs.example/cb" {
+	if got := e.QueryString(`SELECT array_to_string(redirect_uris, ' ') FROM oauth_clients WHERE metadata_url = $1`, url); got != "https://docs.example/cb" {
 		t.Errorf("CM-08: an invalid document changed the stored row to %q", got)
 	}
 	cimdRefused(t, e, url, "https://evil.example/cb", http.StatusBadRequest, authserver.CIMDSecret)
@@ -253,7 +255,7 @@ func TestCMForbiddenAddresses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := newTestEnv(t, func(c *Config) { c.CIMD = cimd })
+		e := servertest.New(t, func(c *server.Config) { c.CIMD = cimd })
 		cimdRefused(t, e, "https://docs.example/client.json", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDForbiddenAddr)
 		mu.Lock()
 		if len(seen) == 0 || allowed != 0 {
@@ -272,18 +274,18 @@ func TestCMFlood(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const listed = "https://docs.example/client.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
+	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
 	s.serveJSON(listed, []byte(`{"client_id":"`+listed+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`))
 	const n = 40
 	statuses := make(chan int, n+1)
 	for i := range n {
 		go func() {
 			u := "https://docs.example/flood/" + strings.Repeat("x", i+1)
-			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).status
+			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).Status
 		}()
 	}
 	go func() {
-		statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).status
+		statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).Status
 	}()
 	count := map[int]int{}
 	for range n + 1 {
@@ -313,14 +315,14 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd }) // the clock stands still: the URL's budget never refills
+	e := servertest.New(t, func(c *server.Config) { c.CIMD = cimd }) // the clock stands still: the URL's budget never refills
 	page := func(wantStatus int) (string, http.Header) {
 		t.Helper()
-		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, "http://127.0.0.1:4567/callback").authorizeQuery("memory:read").Encode())
-		if p.status != wantStatus || p.header.Get("Location") != "" {
-			t.Fatalf("got %d Location=%q; want %d and no redirect\n%s", p.status, p.header.Get("Location"), wantStatus, p.body)
+		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "http://127.0.0.1:4567/callback").AuthorizeQuery("memory:read").Encode())
+		if p.Status != wantStatus || p.Header.Get("Location") != "" {
+			t.Fatalf("got %d Location=%q; want %d and no redirect\n%s", p.Status, p.Header.Get("Location"), wantStatus, p.Body)
 		}
-		return html.UnescapeString(p.body), p.header
+		return html.UnescapeString(p.Body), p.Header
 	}
 	admin := []string{"Application not recognised", "let the server reach https://claude.ai",
 		"remove " + url + " from HEYAIRA_CIMD_CLIENTS so that the application registers itself instead"}
@@ -335,7 +337,7 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 			t.Errorf("502 page lacks %q:\n%s", want, body)
 		}
 	}
-	if log := e.logs.String(); !strings.Contains(log, `"msg":"cimd document unusable"`) ||
+	if log := e.Logs.String(); !strings.Contains(log, `"msg":"cimd document unusable"`) ||
 		!strings.Contains(log, `"host":"claude.ai"`) || !strings.Contains(log, `"reason":"cimd_fetch_failed"`) {
 		t.Errorf("no WARN line naming the host and the reason:\n%s", log)
 	}
@@ -357,7 +359,7 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 func TestCIMDRefusedDocumentPage(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	e := newTestEnv(t, func(c *Config) {
+	e := servertest.New(t, func(c *server.Config) {
 		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
 	})
 	s.serveJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
@@ -371,9 +373,9 @@ func TestCIMDRefusedDocumentPage(t *testing.T) {
 		"https://docs.example/missing": {http.StatusBadGateway,
 			"This server fetched this application's description from docs.example, but the answer cannot be used (reason: cimd_fetch_status)."},
 	} {
-		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
-		if body := html.UnescapeString(p.body); p.status != want.status || !strings.Contains(body, want.text) {
-			t.Errorf("%s: got %d\n%s\nwant %d with %q", url, p.status, body, want.status, want.text)
+		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
+		if body := html.UnescapeString(p.Body); p.Status != want.status || !strings.Contains(body, want.text) {
+			t.Errorf("%s: got %d\n%s\nwant %d with %q", url, p.Status, body, want.status, want.text)
 		}
 	}
 }

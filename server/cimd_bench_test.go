@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // BenchmarkCIMDAuthorizeUnderJunk measures an honest /oauth/authorize of a
@@ -24,7 +26,7 @@ func BenchmarkCIMDAuthorizeUnderJunk(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := newCIMDStandIn(b)
 			const known = "https://claude.ai/oauth/claude-code-client-metadata"
-			e := newTestEnv(b, trustLoopback, func(c *Config) { c.CIMD = s.resolver(b, authserver.CIMDFetchTimeout, known) })
+			e := servertest.New(b, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(b, authserver.CIMDFetchTimeout, known) })
 			const redirect = "http://127.0.0.1:53682/callback"
 			if st := authorizeStatus(context.Background(), e, known, redirect, "198.51.100.60"); st != http.StatusSeeOther {
 				b.Fatalf("the first authorization of the known client: %d", st)
@@ -63,9 +65,9 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 
 // authorizeStatus GETs /oauth/authorize for the document URL u as the
 // client at xff, with a context and no t, and returns the status.
-func authorizeStatus(ctx context.Context, e *testEnv, u, redirect, xff string) int {
-	q := cimdClient(u, redirect).authorizeQuery("memory:read").Encode()
-	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/oauth/authorize?"+q, nil)
+func authorizeStatus(ctx context.Context, e *servertest.Env, u, redirect, xff string) int {
+	q := cimdClient(u, redirect).AuthorizeQuery("memory:read").Encode()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.Srv.URL+"/oauth/authorize?"+q, nil)
 	req.Header.Set("X-Forwarded-For", xff)
 	resp, err := noRedirects.Do(req)
 	if err != nil {

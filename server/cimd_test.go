@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -9,33 +9,35 @@ import (
 	"testing"
 	"time"
 
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // newCIMDEnv is a test server with CIMD on for the listed client-ID URLs,
 // fetching from a stand-in that serves the snapshot documents.
-func newCIMDEnv(t *testing.T, urls ...string) (*testEnv, *cimdStandIn) {
+func newCIMDEnv(t *testing.T, urls ...string) (*servertest.Env, *cimdStandIn) {
 	t.Helper()
 	s := newCIMDStandIn(t)
 	cimd := s.resolver(t, authserver.CIMDFetchTimeout, urls...)
-	return newTestEnv(t, func(c *Config) { c.CIMD = cimd }), s
+	return servertest.New(t, func(c *server.Config) { c.CIMD = cimd }), s
 }
 
 // cimdClient is a client named by its document URL, using redirect.
-func cimdClient(url, redirect string) client {
-	return client{id: url, redirect: redirect, verifier: oauthB64(bytes.Repeat([]byte{7}, 40))}
+func cimdClient(url, redirect string) servertest.Client {
+	return servertest.Client{ID: url, Redirect: redirect, Verifier: servertest.OAuthB64(bytes.Repeat([]byte{7}, 40))}
 }
 
 // cimdAuthorizeFrom GETs /oauth/authorize for c as the client at xff (the
 // test environment must trust loopback as a proxy: trustLoopback), or from
 // the test client's own address when xff is "".
-func cimdAuthorizeFrom(t *testing.T, e *testEnv, c client, scope, xff string) page {
+func cimdAuthorizeFrom(t *testing.T, e *servertest.Env, c servertest.Client, scope, xff string) servertest.Page {
 	t.Helper()
-	req, _ := http.NewRequest("GET", e.srv.URL+"/oauth/authorize?"+c.authorizeQuery(scope).Encode(), nil)
+	req, _ := http.NewRequest("GET", e.Srv.URL+"/oauth/authorize?"+c.AuthorizeQuery(scope).Encode(), nil)
 	if xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
 	}
-	return e.browser(t).do(req)
+	return e.Browser(t).Do(req)
 }
 
 // distinctNetwork is the i-th of 512 client addresses, each in a /24 of its
@@ -72,8 +74,8 @@ func TestCIMDMetadata(t *testing.T) {
 		{"on", s.resolver(t, authserver.CIMDFetchTimeout, "https://claude.ai/oauth/claude-code-client-metadata"),
 			strings.Replace(todayMetadata, `"client_id_metadata_document_supported":false`, `"client_id_metadata_document_supported":true`, 1)},
 	} {
-		e := newTestEnv(t, func(c *Config) { c.PublicURL = "https://heyaira.example"; c.CIMD = tc.cimd })
-		resp, err := http.Get(e.srv.URL + "/.well-known/oauth-authorization-server")
+		e := servertest.New(t, func(c *server.Config) { c.PublicURL = "https://heyaira.example"; c.CIMD = tc.cimd })
+		resp, err := http.Get(e.Srv.URL + "/.well-known/oauth-authorization-server")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,12 +95,12 @@ func TestCIMDMetadata(t *testing.T) {
 // Row CM-10 (docs/security-tests.md).
 func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
+	e := servertest.New(t)
 	c := cimdClient("https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:5000/callback")
-	p := e.browser(t).get("/oauth/authorize?" + c.authorizeQuery("memory:read").Encode())
-	if p.status != http.StatusBadRequest || p.header.Get("Location") != "" ||
-		!strings.Contains(p.body, "not registered with this server") {
-		t.Fatalf("CIMD off: %d %q %s", p.status, p.header.Get("Location"), p.body)
+	p := e.Browser(t).Get("/oauth/authorize?" + c.AuthorizeQuery("memory:read").Encode())
+	if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" ||
+		!strings.Contains(p.Body, "not registered with this server") {
+		t.Fatalf("CIMD off: %d %q %s", p.Status, p.Header.Get("Location"), p.Body)
 	}
 }
 
@@ -111,7 +113,7 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 	t.Parallel()
 	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata", "https://claude.ai/oauth/mcp-oauth-client-metadata",
 		"https://vscode.dev/oauth/client-metadata.json", "https://chatgpt.com/oauth/codex/client.json")
-	tn := e.newTenant("o", "r")
+	tn := e.NewTenant("o", "r")
 	for _, tc := range []struct {
 		url, redirect, host, name string
 		allLoopback               bool
@@ -123,27 +125,27 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 		{"https://chatgpt.com/oauth/codex/client.json", "http://localhost:41234/callback", "chatgpt.com", "Codex", true},
 	} {
 		c := cimdClient(tc.url, tc.redirect)
-		b := e.browser(t)
-		b.signIn(tn.principal)
-		page := b.consent(c.authorizeQuery("memory:read"))
+		b := e.Browser(t)
+		b.SignIn(tn.Principal)
+		page := b.Consent(c.AuthorizeQuery("memory:read"))
 		for _, want := range []string{"<strong>" + tc.host + "</strong>: that host is who this application is",
 			"self-asserted", "<bdi>" + tc.name + "</bdi>"} {
-			if !strings.Contains(page.body, want) {
+			if !strings.Contains(page.Body, want) {
 				t.Errorf("%s: the consent page lacks %q", tc.url, want)
 			}
 		}
-		if got := strings.Contains(page.body, "lists only addresses on your own computer"); got != tc.allLoopback {
+		if got := strings.Contains(page.Body, "lists only addresses on your own computer"); got != tc.allLoopback {
 			t.Errorf("%s: loopback-only warning shown = %v, want %v", tc.url, got, tc.allLoopback)
 		}
-		r := e.exchange(c, codeFrom(t, b.approve(page, tn.project, "memory:read")))
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: exchange %d %s", tc.url, r.status, r.raw)
+		r := e.Exchange(c, servertest.CodeFrom(t, b.Approve(page, tn.Project, "memory:read")))
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: exchange %d %s", tc.url, r.Status, r.Raw)
 		}
-		if st := e.mcpStatus(str(r.body, "access_token")); st != http.StatusOK {
+		if st := e.MCPStatus(servertest.Str(r.Body, "access_token")); st != http.StatusOK {
 			t.Errorf("%s: tools/list with the token: %d", tc.url, st)
 		}
-		if rr := e.refresh(c, str(r.body, "refresh_token")); rr.status != http.StatusOK {
-			t.Errorf("%s: refresh %d %s", tc.url, rr.status, rr.raw)
+		if rr := e.Refresh(c, servertest.Str(r.Body, "refresh_token")); rr.Status != http.StatusOK {
+			t.Errorf("%s: refresh %d %s", tc.url, rr.Status, rr.Raw)
 		}
 		if n := s.fetches(tc.url); n != 1 {
 			t.Errorf("%s fetched %d times, want 1", tc.url, n)
@@ -160,23 +162,23 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 	t.Parallel()
 	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
-	tn := e.newTenant("o", "r")
+	tn := e.NewTenant("o", "r")
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
-	first := e.tokens(t, tn, cimdClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
-	second := e.tokens(t, tn, cimdClient(url, "http://localhost:50002/callback"), "memory:read", "tasks:read")
-	if st := e.mcpStatus(str(first.body, "access_token")); st != http.StatusOK {
+	first := e.Tokens(t, tn, cimdClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
+	second := e.Tokens(t, tn, cimdClient(url, "http://localhost:50002/callback"), "memory:read", "tasks:read")
+	if st := e.MCPStatus(servertest.Str(first.Body, "access_token")); st != http.StatusOK {
 		t.Errorf("the first device's access token after the second's authorization: %d", st)
 	}
-	if r := e.refresh(cimdClient(url, ""), str(first.body, "refresh_token")); r.status != http.StatusOK {
-		t.Errorf("the first device's refresh after the second's authorization: %d %s", r.status, r.raw)
+	if r := e.Refresh(cimdClient(url, ""), servertest.Str(first.Body, "refresh_token")); r.Status != http.StatusOK {
+		t.Errorf("the first device's refresh after the second's authorization: %d %s", r.Status, r.Raw)
 	}
-	if st := e.mcpStatus(str(second.body, "access_token")); st != http.StatusOK {
+	if st := e.MCPStatus(servertest.Str(second.Body, "access_token")); st != http.StatusOK {
 		t.Errorf("the second device's access token: %d", st)
 	}
-	if n := e.queryString(`SELECT count(*)::text FROM oauth_clients WHERE metadata_url = $1`, url); n != "1" {
+	if n := e.QueryString(`SELECT count(*)::text FROM oauth_clients WHERE metadata_url = $1`, url); n != "1" {
 		t.Errorf("%s client rows for one document URL", n)
 	}
-	if n := e.queryString(`SELECT count(*)::text FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id
+	if n := e.QueryString(`SELECT count(*)::text FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id
 		WHERE c.metadata_url = $1 AND g.revoked_at IS NULL`, url); n != "1" {
 		t.Errorf("%s active grants, want the one per (client, principal, project)", n)
 	}
@@ -195,9 +197,9 @@ func TestCIMDRedirectMustBeListed(t *testing.T) {
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
 	for _, redirect := range []string{"http://127.0.0.1:5000/other", "https://evil.example/callback",
 		"http://127.0.0.1.evil.example/callback"} {
-		p := e.browser(t).get("/oauth/authorize?" + cimdClient(url, redirect).authorizeQuery("memory:read").Encode())
-		if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-			t.Errorf("redirect %s: %d %q", redirect, p.status, p.header.Get("Location"))
+		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, redirect).AuthorizeQuery("memory:read").Encode())
+		if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+			t.Errorf("redirect %s: %d %q", redirect, p.Status, p.Header.Get("Location"))
 		}
 	}
 }
@@ -207,22 +209,22 @@ func TestCIMDRedirectMustBeListed(t *testing.T) {
 func TestCIMDCacheControl(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
-	clock := newTestClock()
+	clock := servertest.NewClock()
 	cimd := s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/client.json")
-	e := newTestEnv(t, func(c *Config) { c.CIMD = cimd; c.Now = clock.now })
+	e := servertest.New(t, func(c *server.Config) { c.CIMD = cimd; c.Now = clock.Now })
 	url := "https://docs.example/client.json"
 	s.serveJSON(url, []byte(`{"client_id":"`+url+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`),
 		"Cache-Control", "public, max-age=300")
-	get := func() page {
-		return e.browser(t).get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").authorizeQuery("memory:read").Encode())
+	get := func() servertest.Page {
+		return e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
 	}
 	for i, step := range []struct {
 		advance time.Duration
 		fetches int
 	}{{0, 1}, {4 * time.Minute, 1}, {2 * time.Minute, 2}} {
-		clock.advance(step.advance)
-		if p := get(); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
-			t.Fatalf("step %d: %d %s", i, p.status, p.body)
+		clock.Advance(step.advance)
+		if p := get(); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
+			t.Fatalf("step %d: %d %s", i, p.Status, p.Body)
 		}
 		if n := s.fetches(url); n != step.fetches {
 			t.Errorf("step %d: %d fetches, want %d", i, n, step.fetches)

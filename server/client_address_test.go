@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Topology rows (docs/security-tests.md, TP-01 to TP-03): the client
 // address behind a trusted proxy, and that an attacker sharing an address
@@ -15,14 +15,16 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/server/internal/web"
 )
 
 // postTokenForm posts a form to /oauth/token with an optional
 // X-Forwarded-For header and returns the status and the error code.
-func postTokenForm(t *testing.T, e *testEnv, v url.Values, xff string) (int, string) {
+func postTokenForm(t *testing.T, e *servertest.Env, v url.Values, xff string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", e.srv.URL+"/oauth/token", strings.NewReader(v.Encode()))
+	req, _ := http.NewRequest("POST", e.Srv.URL+"/oauth/token", strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if xff != "" {
 		req.Header.Set("X-Forwarded-For", xff)
@@ -35,7 +37,7 @@ func postTokenForm(t *testing.T, e *testEnv, v url.Values, xff string) (int, str
 	raw, _ := io.ReadAll(resp.Body)
 	var body map[string]any
 	json.Unmarshal(raw, &body)
-	return resp.StatusCode, str(body, "error")
+	return resp.StatusCode, servertest.Str(body, "error")
 }
 
 // Row TP-01: the review's lockout. From the address a real client also
@@ -46,15 +48,15 @@ func postTokenForm(t *testing.T, e *testEnv, v url.Values, xff string) (int, str
 func TestTP01MadeUpClientsCannotLockOutARealClient(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
 	codes := map[string]int{}
 	n := statementsOf(wc, func() {
 		for i := range 80 {
 			id := "made-up-" + strconv.Itoa(i)
 			if i%2 == 1 {
-				id = madeUp(c.id, oauth.PrefixClient)
+				id = madeUp(c.ID, oauth.PrefixClient)
 			}
 			_, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {id},
 				"refresh_token": {madeUp(rt, oauth.PrefixRefresh)}}, "")
@@ -64,7 +66,7 @@ func TestTP01MadeUpClientsCannotLockOutARealClient(t *testing.T) {
 	if codes[oauth.ErrCodeInvalidClient] != 80 || n != 0 {
 		t.Fatalf("80 made-up clients: %v, %d statements; want 80 × invalid_client and none", codes, n)
 	}
-	status, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}}, "")
+	status, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}, "refresh_token": {rt}}, "")
 	if status != http.StatusOK {
 		t.Fatalf("the real client's refresh after the attack: %d %s (attack: %v)", status, code, codes)
 	}
@@ -77,23 +79,23 @@ func TestTP01MadeUpClientsCannotLockOutARealClient(t *testing.T) {
 // client, behind the same proxy, still refreshes.
 func TestTP02TrustedProxyClientAddress(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	bad := url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}}
+	e := servertest.New(t, func(c *server.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	bad := url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}}
 	for i := range 20 {
 		bad.Set("refresh_token", madeUp(rt, oauth.PrefixRefresh))
 		if status, code := postTokenForm(t, e, bad, "10.9.9."+strconv.Itoa(i%250)+", 203.0.113.7"); code != oauth.ErrCodeInvalidGrant {
 			t.Fatalf("a made-up refresh token behind the proxy: %d %s, want invalid_grant", status, code)
 		}
 	}
-	status, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}},
+	status, code := postTokenForm(t, e, url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}, "refresh_token": {rt}},
 		"198.51.100.9")
 	if status != http.StatusOK {
 		t.Fatalf("the real client behind the same proxy: %d %s", status, code)
 	}
-	log := e.logs.String()
+	log := e.Logs.String()
 	if !strings.Contains(log, `"client_addr":"203.0.113.7"`) || strings.Contains(log, `"client_addr":"10.9.9.`) {
 		t.Error("the access log does not name the right-most untrusted address")
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Database-fault rows of the attack matrix (docs/security-tests.md §2.6) at
 // the server: backends killed mid-request, a store fault injected at each
@@ -21,19 +21,21 @@ import (
 
 	"heyaira/internal/soak"
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
 // rpcOutcome classifies an /mcp reply: "ok", a tool error code,
 // "store_unavailable" for the bearer's 503, or "http_<status>".
-func rpcOutcome(r reply) string {
+func rpcOutcome(r servertest.Reply) string {
 	switch {
-	case r.status == 503 && strings.Contains(string(r.raw), "store_unavailable"):
+	case r.Status == 503 && strings.Contains(string(r.Raw), "store_unavailable"):
 		return "store_unavailable"
-	case r.status != 200:
-		return fmt.Sprintf("http_%d", r.status)
+	case r.Status != 200:
+		return fmt.Sprintf("http_%d", r.Status)
 	}
-	res, _ := r.body["result"].(map[string]any)
+	res, _ := r.Body["result"].(map[string]any)
 	if isErr, _ := res["isError"].(bool); isErr {
 		sc, _ := res["structuredContent"].(map[string]any)
 		e, _ := sc["error"].(map[string]any)
@@ -53,14 +55,14 @@ func rpcOutcome(r reply) string {
 // authorization check, never 401, never internal.
 func TestDB02BackendsKilledMidRequest(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 1e6, 1e6 })
-	tn := e.newTenant("o", "r")
-	doc := mixedText(3000)
-	e.gh.AddFile("o", "r", commitA, "a.md", doc)
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read", "memory:read", "memory:write")
-	e.call(tok, "memory_put", map[string]any{"key": "k", "content": "v"})
-	killer, err := e.db.SQL().Conn(context.Background())
+	e := servertest.New(t, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e6, 1e6 })
+	tn := e.NewTenant("o", "r")
+	doc := servertest.MixedText(3000)
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", doc)
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read", "memory:read", "memory:write")
+	e.Call(tok, "memory_put", map[string]any{"key": "k", "content": "v"})
+	killer, err := e.DB.SQL().Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,21 +89,21 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				var r reply
+				var r servertest.Reply
 				if w%2 == 0 {
-					r = e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+					r = e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
 				} else {
-					r = e.rpc(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
+					r = e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
 				}
 				code := rpcOutcome(r)
-				if code == "ok" && w%2 == 0 && !strings.Contains(string(r.raw), hexSHA(doc)) {
+				if code == "ok" && w%2 == 0 && !strings.Contains(string(r.Raw), servertest.HexSHA(doc)) {
 					code = "wrong_content"
 				}
 				mu.Lock()
 				counts[code]++
 				mu.Unlock()
 				if code != "ok" && code != "store_unavailable" {
-					t.Errorf("with backends being killed: %s %.300s", code, r.raw)
+					t.Errorf("with backends being killed: %s %.300s", code, r.Raw)
 				}
 			}
 		}()
@@ -116,8 +118,8 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 
 // faultTrigger installs a trigger on oauth_tokens that raises errcode
 // when the rotation reaches step; the returned func removes it.
-func faultTrigger(e *testEnv, step, errcode string) func() {
-	e.exec(`CREATE OR REPLACE FUNCTION fault_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+func faultTrigger(e *servertest.Env, step, errcode string) func() {
+	e.Exec(`CREATE OR REPLACE FUNCTION fault_fail() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'injected fault' USING ERRCODE = TG_ARGV[0]; END $$`)
 	q := map[string]string{
 		"mark the old token used": `CREATE TRIGGER fault BEFORE UPDATE ON oauth_tokens FOR EACH ROW
@@ -130,8 +132,8 @@ func faultTrigger(e *testEnv, step, errcode string) func() {
 			FOR EACH ROW WHEN (NEW.kind = 'refresh') EXECUTE FUNCTION fault_fail('%s')`,
 	}[step]
 	// step and errcode are constants of the test, never input.
-	e.exec(fmt.Sprintf(q, errcode))
-	return func() { e.exec(`DROP TRIGGER fault ON oauth_tokens`) }
+	e.Exec(fmt.Sprintf(q, errcode))
+	return func() { e.Exec(`DROP TRIGGER fault ON oauth_tokens`) }
 }
 
 // Row DB-03: a store fault at each step of a refresh rotation (mark the
@@ -142,33 +144,33 @@ func faultTrigger(e *testEnv, step, errcode string) func() {
 // token still works afterwards.
 func TestDB03RotationFaultAtEachStep(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
 	for _, step := range []string{"mark the old token used", "insert the access token", "insert the refresh token", "commit"} {
 		for errcode, want := range map[string]struct {
 			status int
 			code   string
 		}{"XX000": {500, "server_error"}, "57P01": {503, "temporarily_unavailable"}} {
-			before := e.countRows("oauth_tokens")
+			before := e.CountRows("oauth_tokens")
 			drop := faultTrigger(e, step, errcode)
-			r := e.refresh(c, rt)
+			r := e.Refresh(c, rt)
 			drop()
-			if r.status != want.status || str(r.body, "error") != want.code {
-				t.Errorf("%s (%s): %d %s, want %d %s", step, errcode, r.status, r.raw, want.status, want.code)
+			if r.Status != want.status || servertest.Str(r.Body, "error") != want.code {
+				t.Errorf("%s (%s): %d %s, want %d %s", step, errcode, r.Status, r.Raw, want.status, want.code)
 			}
-			if strings.Contains(string(r.raw), "injected") || strings.Contains(string(r.raw), "oauth_tokens") {
-				t.Errorf("%s: internal detail in the answer: %s", step, r.raw)
+			if strings.Contains(string(r.Raw), "injected") || strings.Contains(string(r.Raw), "oauth_tokens") {
+				t.Errorf("%s: internal detail in the answer: %s", step, r.Raw)
 			}
-			if n := e.countRows("oauth_tokens"); n != before {
+			if n := e.CountRows("oauth_tokens"); n != before {
 				t.Errorf("%s (%s): %d token rows added by a failed rotation", step, errcode, n-before)
 			}
-			ok := e.refresh(c, rt)
-			if ok.status != 200 {
-				t.Fatalf("after a failed %s, the old refresh token: %d %s", step, ok.status, ok.raw)
+			ok := e.Refresh(c, rt)
+			if ok.Status != 200 {
+				t.Fatalf("after a failed %s, the old refresh token: %d %s", step, ok.Status, ok.Raw)
 			}
-			rt = str(ok.body, "refresh_token")
+			rt = servertest.Str(ok.Body, "refresh_token")
 		}
 	}
 }
@@ -179,31 +181,31 @@ func TestDB03RotationFaultAtEachStep(t *testing.T) {
 // retry of the first succeeds.
 func TestDB04SerializationFailureIsRetryable(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rtX := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	rtY := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	family := e.queryString(`SELECT family_id::text FROM oauth_tokens WHERE token_hash = $1`, oauth.Hash(rtX))
-	e.exec(`CREATE OR REPLACE FUNCTION fault_serialize() RETURNS trigger LANGUAGE plpgsql AS $$
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rtX := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	rtY := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	family := e.QueryString(`SELECT family_id::text FROM oauth_tokens WHERE token_hash = $1`, oauth.Hash(rtX))
+	e.Exec(`CREATE OR REPLACE FUNCTION fault_serialize() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.family_id = '` + family + `' THEN
 			RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN NEW; END $$`)
-	e.exec(`CREATE TRIGGER fault BEFORE INSERT ON oauth_tokens FOR EACH ROW EXECUTE FUNCTION fault_serialize()`)
-	var rx, ry reply
+	e.Exec(`CREATE TRIGGER fault BEFORE INSERT ON oauth_tokens FOR EACH ROW EXECUTE FUNCTION fault_serialize()`)
+	var rx, ry servertest.Reply
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); rx = e.refresh(c, rtX) }()
-	go func() { defer wg.Done(); ry = e.refresh(c, rtY) }()
+	go func() { defer wg.Done(); rx = e.Refresh(c, rtX) }()
+	go func() { defer wg.Done(); ry = e.Refresh(c, rtY) }()
 	wg.Wait()
-	e.exec(`DROP TRIGGER fault ON oauth_tokens`)
-	if rx.status != 503 || str(rx.body, "error") != "temporarily_unavailable" || rx.header.Get("Retry-After") == "" {
-		t.Errorf("serialization failure: %d %s %q, want 503 temporarily_unavailable with Retry-After", rx.status, rx.raw, rx.header.Get("Retry-After"))
+	e.Exec(`DROP TRIGGER fault ON oauth_tokens`)
+	if rx.Status != 503 || servertest.Str(rx.Body, "error") != "temporarily_unavailable" || rx.Header.Get("Retry-After") == "" {
+		t.Errorf("serialization failure: %d %s %q, want 503 temporarily_unavailable with Retry-After", rx.Status, rx.Raw, rx.Header.Get("Retry-After"))
 	}
-	if ry.status != 200 {
-		t.Errorf("the other rotation: %d %s", ry.status, ry.raw)
+	if ry.Status != 200 {
+		t.Errorf("the other rotation: %d %s", ry.Status, ry.Raw)
 	}
-	if r := e.refresh(c, rtX); r.status != 200 {
-		t.Errorf("retry after the serialization failure: %d %s", r.status, r.raw)
+	if r := e.Refresh(c, rtX); r.Status != 200 {
+		t.Errorf("retry after the serialization failure: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -213,11 +215,11 @@ func TestDB04SerializationFailureIsRetryable(t *testing.T) {
 // revocation; the token stays active and no revocation is audited.
 func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	at := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
-	tx, err := e.db.SQL().BeginTx(context.Background(), nil)
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	at := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "access_token")
+	tx, err := e.DB.SQL().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,17 +227,17 @@ func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	r := e.form("/oauth/revoke", url.Values{"token": {at}, "client_id": {c.id}})
+	r := e.Form("/oauth/revoke", url.Values{"token": {at}, "client_id": {c.ID}})
 	took := time.Since(start)
 	tx.Rollback()
-	if r.status != 503 || str(r.body, "error") != "temporarily_unavailable" {
-		t.Errorf("revoke while locked: %d %s after %v, want 503", r.status, r.raw, took)
+	if r.Status != 503 || servertest.Str(r.Body, "error") != "temporarily_unavailable" {
+		t.Errorf("revoke while locked: %d %s after %v, want 503", r.Status, r.Raw, took)
 	}
 	soak.Gate(t, took <= store.QueryTimeout+time.Second, "revoke took %v", took)
-	if s := e.mcpStatus(at); s != 200 {
+	if s := e.MCPStatus(at); s != 200 {
 		t.Errorf("the token after a failed revocation: HTTP %d, want still active", s)
 	}
-	if n := e.countRows(`audit_events WHERE action = 'oauth_token.revoke'`); n != 0 {
+	if n := e.CountRows(`audit_events WHERE action = 'oauth_token.revoke'`); n != 0 {
 		t.Errorf("%d revocation audit rows for a revocation that failed", n)
 	}
 }
@@ -250,22 +252,24 @@ func TestDB05RevokeEndpointWhileLocked(t *testing.T) {
 // scripts/soak: 30 s, 64.
 func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubHourlyBudget = 1e6, 1e6, 512, 1e6 })
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	read := func() reply {
-		return e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+	e := servertest.New(t, func(c *server.Config) {
+		c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubHourlyBudget = 1e6, 1e6, 512, 1e6
+	})
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	read := func() servertest.Reply {
+		return e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
 	}
 	if c := rpcOutcome(read()); c != "ok" {
 		t.Fatalf("warm-up read: %s", c)
 	}
 
 	// (1) The lock.
-	e.db.SQL().SetMaxOpenConns(8)
+	e.DB.SQL().SetMaxOpenConns(8)
 	lockFor := soak.Scaled(5*time.Second, 30*time.Second)
-	locker, err := e.db.SQL().Conn(context.Background()) // the test's own session holds one of the 8
+	locker, err := e.DB.SQL().Conn(context.Background()) // the test's own session holds one of the 8
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,11 +309,11 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	// the lock is about to be released.
 	readyz := 0
 	for time.Now().Before(released.Add(-time.Second)) && readyz != http.StatusServiceUnavailable {
-		if st := e.db.SQL().Stats(); st.InUse < 8 || st.WaitCount == 0 {
+		if st := e.DB.SQL().Stats(); st.InUse < 8 || st.WaitCount == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
-		resp, err := http.Get(e.srv.URL + "/readyz")
+		resp, err := http.Get(e.Srv.URL + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,8 +360,8 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	// released, all succeed. No timing is involved: the reads wait at the
 	// fake until the test lets them go.
 	n := soak.Scaled(16, 64)
-	e.db.SQL().SetMaxOpenConns(4)
-	release := e.gh.Hold("o", "r")
+	e.DB.SQL().SetMaxOpenConns(4)
+	release := e.GH.Hold("o", "r")
 	codes = map[string]int{}
 	for range n {
 		wg.Add(1)
@@ -369,14 +373,14 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	for deadline := time.Now().Add(60 * time.Second); e.gh.Held("o", "r") < n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); e.GH.Held("o", "r") < n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			release()
 			wg.Wait()
-			t.Fatalf("only %d of %d reads reached GitHub with 4 connections (%v): a connection is held during the GitHub call", e.gh.Held("o", "r"), n, codes)
+			t.Fatalf("only %d of %d reads reached GitHub with 4 connections (%v): a connection is held during the GitHub call", e.GH.Held("o", "r"), n, codes)
 		}
 	}
-	inUse := e.db.SQL().Stats().InUse
+	inUse := e.DB.SQL().Stats().InUse
 	release()
 	wg.Wait()
 	t.Logf("DB-06(2): %d reads waiting at GitHub at once with 4 connections, %d connections in use meanwhile: %v", n, inUse, codes)

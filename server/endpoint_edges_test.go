@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 // TestBT04MetricsNotPublicByDefault: the main listener serves /metrics only
@@ -17,8 +19,8 @@ import (
 func TestBT04MetricsNotPublicByDefault(t *testing.T) {
 	t.Parallel()
 	for _, on := range []bool{false, true} {
-		e := newTestEnv(t, func(c *Config) { c.MetricsOnMain = on })
-		resp, err := http.Get(e.srv.URL + "/metrics")
+		e := servertest.New(t, func(c *server.Config) { c.MetricsOnMain = on })
+		resp, err := http.Get(e.Srv.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,23 +40,23 @@ func TestBT04MetricsNotPublicByDefault(t *testing.T) {
 // one registered URI that sent none at /authorize may omit it at /token.
 func TestBT06RedirectURIRequiredWhenSent(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	r := e.exchange(c, e.flow(t, tn, c, "memory:read", "memory:read"), "redirect_uri", "")
-	if r.status != http.StatusBadRequest || str(r.body, "error") != "invalid_grant" ||
-		!strings.Contains(str(r.body, "error_description"), "redirect_uri is required") || str(r.body, "access_token") != "" {
-		t.Errorf("omitted redirect_uri: %d %s", r.status, r.raw)
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	r := e.Exchange(c, e.Flow(t, tn, c, "memory:read", "memory:read"), "redirect_uri", "")
+	if r.Status != http.StatusBadRequest || servertest.Str(r.Body, "error") != "invalid_grant" ||
+		!strings.Contains(servertest.Str(r.Body, "error_description"), "redirect_uri is required") || servertest.Str(r.Body, "access_token") != "" {
+		t.Errorf("omitted redirect_uri: %d %s", r.Status, r.Raw)
 	}
 
 	// Sent at neither: accepted.
-	b := e.browser(t)
-	b.signIn(tn.principal)
-	q := c.authorizeQuery("memory:read")
+	b := e.Browser(t)
+	b.SignIn(tn.Principal)
+	q := c.AuthorizeQuery("memory:read")
 	q.Del("redirect_uri")
-	code := codeFrom(t, b.approve(b.consent(q), tn.project, "memory:read"))
-	if r := e.exchange(c, code, "redirect_uri", ""); r.status != http.StatusOK {
-		t.Errorf("redirect_uri sent at neither endpoint: %d %s", r.status, r.raw)
+	code := servertest.CodeFrom(t, b.Approve(b.Consent(q), tn.Project, "memory:read"))
+	if r := e.Exchange(c, code, "redirect_uri", ""); r.Status != http.StatusOK {
+		t.Errorf("redirect_uri sent at neither endpoint: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -64,15 +66,15 @@ func TestBT06RedirectURIRequiredWhenSent(t *testing.T) {
 // charged, because a made-up secret costs no lookup.
 func TestBT07BadGrantsGetTheirOAuthErrorNeverAThrottle(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
 	got := map[string]int{}
 	for range 100 {
-		r := e.form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id},
+		r := e.Form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID},
 			"refresh_token": {madeUp(rt, oauth.PrefixRefresh)}})
-		got[strconv.Itoa(r.status)+" "+str(r.body, "error")]++
+		got[strconv.Itoa(r.Status)+" "+servertest.Str(r.Body, "error")]++
 	}
 	if got["400 "+oauth.ErrCodeInvalidGrant] != 100 {
 		t.Errorf("100 made-up refresh tokens: %v, want 100 × 400 invalid_grant", got)
@@ -84,16 +86,16 @@ func TestBT07BadGrantsGetTheirOAuthErrorNeverAThrottle(t *testing.T) {
 // that address is served: nothing is charged to the address.
 func TestBT08GuessedBearersCostNothing(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	good := e.token(tn, "memory:read")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	good := e.Token(tn, "memory:read")
 	for i := range 100 {
-		if r := e.rpc(e.junkBearer(), "tools/list", nil); r.status != http.StatusUnauthorized ||
-			!strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
-			t.Fatalf("guessed token %d: %d %q, want 401 invalid_token", i+1, r.status, r.header.Get("WWW-Authenticate"))
+		if r := e.RPC(junkBearer(e), "tools/list", nil); r.Status != http.StatusUnauthorized ||
+			!strings.Contains(r.Header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Fatalf("guessed token %d: %d %q, want 401 invalid_token", i+1, r.Status, r.Header.Get("WWW-Authenticate"))
 		}
 	}
-	if s := e.mcpStatus(good); s != http.StatusOK {
+	if s := e.MCPStatus(good); s != http.StatusOK {
 		t.Errorf("a valid token from the guesser's address: %d", s)
 	}
 }

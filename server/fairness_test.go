@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
@@ -23,22 +25,22 @@ import (
 // B's reads all succeed; the test logs B's success rate and latency.
 func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) {
+	e := servertest.New(t, func(c *server.Config) {
 		c.ToolRate, c.ToolBurst, c.GitHubInFlight, c.GitHubWait, c.GitHubHourlyBudget = 1e6, 1e6, 16, 100*time.Millisecond, 1e6
 	})
-	a, b := e.newTenant("o", "flood"), e.newTenant("o", "calm")
-	e.gh.AddFile("o", "flood", commitA, "a.md", []byte("flood"))
-	e.gh.AddFile("o", "calm", commitA, "b.md", []byte("calm"))
-	srcA := e.addSource(a, "runtime", "a.md", commitA, "", 65536)
-	srcB := e.addSource(b, "runtime", "b.md", commitA, "", 65536)
-	tokB := e.token(b, "documents:read")
-	release := e.gh.Hold("o", "flood")
+	a, b := e.NewTenant("o", "flood"), e.NewTenant("o", "calm")
+	e.GH.AddFile("o", "flood", servertest.CommitA, "a.md", []byte("flood"))
+	e.GH.AddFile("o", "calm", servertest.CommitA, "b.md", []byte("calm"))
+	srcA := e.AddSource(a, "runtime", "a.md", servertest.CommitA, "", 65536)
+	srcB := e.AddSource(b, "runtime", "b.md", servertest.CommitA, "", 65536)
+	tokB := e.Token(b, "documents:read")
+	release := e.GH.Hold("o", "flood")
 
 	stop := make(chan struct{})
 	var refusedA atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 4 {
-		tok := e.token(e.member(a, fmt.Sprintf("flooder %d", i)), "documents:read")
+		tok := e.Token(member(e, a, fmt.Sprintf("flooder %d", i)), "documents:read")
 		for range 6 {
 			wg.Add(1)
 			go func() {
@@ -49,7 +51,7 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 						return
 					default:
 					}
-					r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcA}})
+					r := e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcA}})
 					// A held read ends at the GitHub client's deadline.
 					if c := rpcOutcome(r); c == "rate_limited" {
 						refusedA.Add(1)
@@ -72,7 +74,7 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 	ok := 0
 	for range reads {
 		start := time.Now()
-		r := e.rpc(tokB, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcB}})
+		r := e.RPC(tokB, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcB}})
 		lat = append(lat, time.Since(start))
 		if c := rpcOutcome(r); c == "ok" {
 			ok++
@@ -80,7 +82,7 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 			t.Errorf("B's first read while A floods: %s", c)
 		}
 	}
-	held := e.gh.Held("o", "flood")
+	held := e.GH.Held("o", "flood")
 	close(stop)
 	release()
 	wg.Wait()
@@ -97,10 +99,10 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 
 // member adds a new principal to the tenant's project and returns the
 // tenant as that principal.
-func (e *testEnv) member(tn tenant, name string) tenant {
-	e.t.Helper()
-	tn.principal = e.queryString(`INSERT INTO principals (account_id, name) VALUES ($1, $2) RETURNING id`, tn.account, name)
-	e.exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.project, tn.principal)
+func member(e *servertest.Env, tn servertest.Tenant, name string) servertest.Tenant {
+	e.T.Helper()
+	tn.Principal = e.QueryString(`INSERT INTO principals (account_id, name) VALUES ($1, $2) RETURNING id`, tn.Account, name)
+	e.Exec(`INSERT INTO project_members (project_id, principal_id) VALUES ($1, $2)`, tn.Project, tn.Principal)
 	return tn
 }
 
@@ -111,35 +113,35 @@ func (e *testEnv) member(tn tenant, name string) tenant {
 // an hour later the project reads again.
 func TestBT22HourlyGitHubBudget(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Date(2026, 1, 1, 10, 59, 30, 0, time.UTC)}
-	e := newTestEnv(t, func(c *Config) { c.Now = clk.now })
-	a, b := e.newTenant("o", "r"), e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
-	srcA := e.addSource(a, "runtime", "x.md", commitA, "", 65536)
-	srcB := e.addSource(b, "runtime", "x.md", commitA, "", 65536)
-	tokA, tokB := e.token(a, "documents:read"), e.token(b, "documents:read")
-	if _, err := e.db.SetProjectLimits(context.Background(), a.project, store.LimitsUpdate{GitHubRequestsHourly: ptr(2)}); err != nil {
+	clk := servertest.NewManualClock(time.Date(2026, 1, 1, 10, 59, 30, 0, time.UTC))
+	e := servertest.New(t, func(c *server.Config) { c.Now = clk.Now })
+	a, b := e.NewTenant("o", "r"), e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "x.md", []byte("hello"))
+	srcA := e.AddSource(a, "runtime", "x.md", servertest.CommitA, "", 65536)
+	srcB := e.AddSource(b, "runtime", "x.md", servertest.CommitA, "", 65536)
+	tokA, tokB := e.Token(a, "documents:read"), e.Token(b, "documents:read")
+	if _, err := e.DB.SetProjectLimits(context.Background(), a.Project, store.LimitsUpdate{GitHubRequestsHourly: ptr(2)}); err != nil {
 		t.Fatal(err)
 	}
 	argsA := map[string]any{"source_id": srcA}
 	for range 2 {
-		if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
+		if _, isErr, raw := e.Call(tokA, "git_document_get", argsA); isErr {
 			t.Fatalf("read within the budget: %s", raw)
 		}
 	}
-	before := e.gh.Count(githubtest.RouteContents)
-	sc := e.wantCode(tokA, "git_document_get", argsA, "rate_limited")
+	before := e.GH.Count(githubtest.RouteContents)
+	sc := e.WantCode(tokA, "git_document_get", argsA, "rate_limited")
 	if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 1800.0 {
 		t.Errorf("retry_after_seconds = %v, want 1800 (an hour's budget of 2)", got)
 	}
-	if n := e.gh.Count(githubtest.RouteContents) - before; n != 0 {
+	if n := e.GH.Count(githubtest.RouteContents) - before; n != 0 {
 		t.Errorf("the read over budget made %d GitHub requests", n)
 	}
-	if _, isErr, raw := e.call(tokB, "git_document_get", map[string]any{"source_id": srcB}); isErr {
+	if _, isErr, raw := e.Call(tokB, "git_document_get", map[string]any{"source_id": srcB}); isErr {
 		t.Errorf("another project's read: %s", raw)
 	}
-	clk.add(30 * time.Minute)
-	if _, isErr, raw := e.call(tokA, "git_document_get", argsA); isErr {
+	clk.Add(30 * time.Minute)
+	if _, isErr, raw := e.Call(tokA, "git_document_get", argsA); isErr {
 		t.Errorf("read half an hour later: %s", raw)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"fmt"
@@ -7,30 +7,32 @@ import (
 	"time"
 
 	"heyaira/github/githubtest"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 // sharedInstallation is two projects whose repositories are on one GitHub
 // installation (owner "o"), each with a readable document.
 type sharedInstallation struct {
-	e          *testEnv
+	e          *servertest.Env
 	tokA, tokB string
 	argsA      map[string]any
 	argsB      map[string]any
 }
 
-func newSharedInstallation(t *testing.T, mutate ...func(*Config)) *sharedInstallation {
+func newSharedInstallation(t *testing.T, mutate ...func(*server.Config)) *sharedInstallation {
 	t.Helper()
-	e := newTestEnv(t, mutate...)
-	a, b := e.newTenant("o", "a"), e.newTenant("o", "b")
-	if a.installation != b.installation {
+	e := servertest.New(t, mutate...)
+	a, b := e.NewTenant("o", "a"), e.NewTenant("o", "b")
+	if a.Installation != b.Installation {
 		t.Fatal("o/a and o/b are on different installations")
 	}
-	e.gh.AddFile("o", "a", commitA, "a.md", []byte("project A's document"))
-	e.gh.AddFile("o", "b", commitA, "b.md", []byte("project B's document"))
+	e.GH.AddFile("o", "a", servertest.CommitA, "a.md", []byte("project A's document"))
+	e.GH.AddFile("o", "b", servertest.CommitA, "b.md", []byte("project B's document"))
 	return &sharedInstallation{e: e,
-		tokA: e.token(a, "documents:read"), tokB: e.token(b, "documents:read"),
-		argsA: map[string]any{"source_id": e.addSource(a, "runtime", "a.md", commitA, "", 65536)},
-		argsB: map[string]any{"source_id": e.addSource(b, "runtime", "b.md", commitA, "", 65536)},
+		tokA: e.Token(a, "documents:read"), tokB: e.Token(b, "documents:read"),
+		argsA: map[string]any{"source_id": e.AddSource(a, "runtime", "a.md", servertest.CommitA, "", 65536)},
+		argsB: map[string]any{"source_id": e.AddSource(b, "runtime", "b.md", servertest.CommitA, "", 65536)},
 	}
 }
 
@@ -38,11 +40,11 @@ func newSharedInstallation(t *testing.T, mutate ...func(*Config)) *sharedInstall
 // succeeded.
 func (s *sharedInstallation) read(t *testing.T, tok string, args map[string]any, what string) {
 	t.Helper()
-	before := s.e.gh.Count(githubtest.RouteContents)
-	if _, isErr, raw := s.e.call(tok, "git_document_get", args); isErr {
+	before := s.e.GH.Count(githubtest.RouteContents)
+	if _, isErr, raw := s.e.Call(tok, "git_document_get", args); isErr {
 		t.Fatalf("%s: %s", what, raw)
 	}
-	if n := s.e.gh.Count(githubtest.RouteContents) - before; n != 1 {
+	if n := s.e.GH.Count(githubtest.RouteContents) - before; n != 1 {
 		t.Errorf("%s: %d GitHub requests, want 1", what, n)
 	}
 }
@@ -52,12 +54,12 @@ func (s *sharedInstallation) read(t *testing.T, tok string, args map[string]any,
 // returns the error's message.
 func (s *sharedInstallation) refused(t *testing.T, tok string, args map[string]any, code string, wait float64, what string) string {
 	t.Helper()
-	before := s.e.gh.Count(githubtest.RouteContents)
-	errObj := s.e.wantCode(tok, "git_document_get", args, code)["error"].(map[string]any)
+	before := s.e.GH.Count(githubtest.RouteContents)
+	errObj := s.e.WantCode(tok, "git_document_get", args, code)["error"].(map[string]any)
 	if got := errObj["retry_after_seconds"]; got != wait {
 		t.Errorf("%s: retry_after_seconds = %v, want %v", what, got, wait)
 	}
-	if n := s.e.gh.Count(githubtest.RouteContents) - before; n != 0 {
+	if n := s.e.GH.Count(githubtest.RouteContents) - before; n != 0 {
 		t.Errorf("%s: %d GitHub requests, want none", what, n)
 	}
 	msg, _ := errObj["message"].(string)
@@ -76,11 +78,11 @@ func TestBT23GitHubSecondaryLimitHoldsItsProject(t *testing.T) {
 	t.Run("secondary", func(t *testing.T) {
 		t.Parallel()
 		s := newSharedInstallation(t)
-		clk := s.e.gh.Clock()
-		s.e.gh.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitSecondary(60))
-		before := s.e.gh.Count(githubtest.RouteContents)
-		sc := s.e.wantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
-		if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 60.0 || s.e.gh.Count(githubtest.RouteContents) != before+1 {
+		clk := s.e.GH.Clock()
+		s.e.GH.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitSecondary(60))
+		before := s.e.GH.Count(githubtest.RouteContents)
+		sc := s.e.WantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
+		if got := sc["error"].(map[string]any)["retry_after_seconds"]; got != 60.0 || s.e.GH.Count(githubtest.RouteContents) != before+1 {
 			t.Errorf("A's limited read: retry_after_seconds %v, want 60 from the one answer", got)
 		}
 		s.refused(t, s.tokB, s.argsB, "provider_rate_limited", 5, "B during the cool-down")
@@ -95,9 +97,9 @@ func TestBT23GitHubSecondaryLimitHoldsItsProject(t *testing.T) {
 	t.Run("primary", func(t *testing.T) {
 		t.Parallel()
 		s := newSharedInstallation(t)
-		clk := s.e.gh.Clock()
-		s.e.gh.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitPrimary(clk.Now().Add(60*time.Second)))
-		s.e.wantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
+		clk := s.e.GH.Clock()
+		s.e.GH.InjectN(githubtest.RouteContents, 1, githubtest.RateLimitPrimary(clk.Now().Add(60*time.Second)))
+		s.e.WantCode(s.tokA, "git_document_get", s.argsA, "provider_rate_limited")
 		clk.Advance(5 * time.Second)
 		s.refused(t, s.tokB, s.argsB, "provider_rate_limited", 55, "B while the installation's hour is spent")
 		clk.Advance(55 * time.Second)
@@ -113,8 +115,8 @@ func TestBT23GitHubSecondaryLimitHoldsItsProject(t *testing.T) {
 // installation reads meanwhile; after the wait A reads again.
 func TestBT24GitHubPacePerMinute(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)}
-	s := newSharedInstallation(t, func(c *Config) { c.Now, c.Replicas, c.ToolRate, c.ToolBurst = clk.now, 20, 1e6, 1e6 })
+	clk := servertest.NewManualClock(time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC))
+	s := newSharedInstallation(t, func(c *server.Config) { c.Now, c.Replicas, c.ToolRate, c.ToolBurst = clk.Now, 20, 1e6, 1e6 })
 	for i := range 15 {
 		s.read(t, s.tokA, s.argsA, fmt.Sprintf("A's read %d within its burst", i+1))
 	}
@@ -123,6 +125,6 @@ func TestBT24GitHubPacePerMinute(t *testing.T) {
 		t.Errorf("the refusal says %q, want the budget named", msg)
 	}
 	s.read(t, s.tokB, s.argsB, "B while A is over its pace")
-	clk.add(72 * time.Second)
+	clk.Add(72 * time.Second)
 	s.read(t, s.tokA, s.argsA, "A after the wait")
 }

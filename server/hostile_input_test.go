@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Input-validation rows of the attack matrix (docs/security-tests.md §2.4) at
 // the server: stored paths re-validated, byte ranges over 4-byte characters,
@@ -12,6 +12,7 @@ import (
 
 	"heyaira/github/githubtest"
 	"heyaira/internal/soak"
+	"heyaira/server/internal/servertest"
 )
 
 // Row IN-02: defence in depth. Rows written straight into document_sources
@@ -20,20 +21,20 @@ import (
 // and the refusal is audited with that outcome.
 func TestIN02StoredPathsRevalidated(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "documents:read")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "documents:read")
 	// The schema bounds paths to 1,024 bytes; drop that check in this test's
 	// own database to plant a longer one.
-	e.exec(`ALTER TABLE document_sources DROP CONSTRAINT document_sources_path_check`)
+	e.Exec(`ALTER TABLE document_sources DROP CONSTRAINT document_sources_path_check`)
 	for _, p := range []string{"../x", "a/./b", `a\b`, "docs/../../etc/passwd", "/etc/passwd", strings.Repeat("a", 2000)} {
-		src := e.addSource(tn, "runtime", p, commitA, "", 65536)
-		e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "path_invalid")
-		if n := e.countRows(`audit_events WHERE action = 'document.read' AND outcome = 'path_invalid' AND target = '` + src + `'`); n != 1 {
+		src := e.AddSource(tn, "runtime", p, servertest.CommitA, "", 65536)
+		e.WantCode(tok, "git_document_get", map[string]any{"source_id": src}, "path_invalid")
+		if n := e.CountRows(`audit_events WHERE action = 'document.read' AND outcome = 'path_invalid' AND target = '` + src + `'`); n != 1 {
 			t.Errorf("path %.20q: %d audit rows with outcome path_invalid", p, n)
 		}
 	}
-	if n := e.gh.Count(githubtest.RouteContents) + e.gh.Count(githubtest.RouteMint); n != 0 {
+	if n := e.GH.Count(githubtest.RouteContents) + e.GH.Count(githubtest.RouteMint); n != 0 {
 		t.Errorf("%d GitHub requests for invalid stored paths", n)
 	}
 }
@@ -41,16 +42,16 @@ func TestIN02StoredPathsRevalidated(t *testing.T) {
 // Row IN-07: byte ranges over a 200 KB file of 4-byte characters.
 func TestIN07RangesOverFourByteCharacters(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
 	doc := []byte(strings.Repeat("😀", 50_000)) // 200,000 bytes
-	e.gh.AddFile("o", "r", commitA, "emoji.md", doc)
-	src := e.addSource(tn, "runtime", "emoji.md", commitA, "", 65536)
-	one := e.addSource(tn, "runtime", "emoji.md", commitA, "", 1)
-	tok := e.token(tn, "documents:read")
+	e.GH.AddFile("o", "r", servertest.CommitA, "emoji.md", doc)
+	src := e.AddSource(tn, "runtime", "emoji.md", servertest.CommitA, "", 65536)
+	one := e.AddSource(tn, "runtime", "emoji.md", servertest.CommitA, "", 1)
+	tok := e.Token(tn, "documents:read")
 	get := func(args map[string]any) (map[string]any, bool, string) {
 		args["source_id"] = src
-		return e.call(tok, "git_document_get", args)
+		return e.Call(tok, "git_document_get", args)
 	}
 	for name, args := range map[string]map[string]any{
 		"start inside a character":          {"start_byte": 1},
@@ -59,14 +60,14 @@ func TestIN07RangesOverFourByteCharacters(t *testing.T) {
 		"max_bytes 3 at a 4-byte character": {"start_byte": 4, "max_bytes": 3},
 	} {
 		args["source_id"] = src
-		e.wantCode(tok, "git_document_get", args, "byte_range_invalid")
+		e.WantCode(tok, "git_document_get", args, "byte_range_invalid")
 		_ = name
 	}
 	for _, mb := range []int{0, -1} {
-		e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": mb}, "invalid_argument")
+		e.WantCode(tok, "git_document_get", map[string]any{"source_id": src, "max_bytes": mb}, "invalid_argument")
 	}
 	// A fragment limit of 1 can never hold a 4-byte character.
-	e.wantCode(tok, "git_document_get", map[string]any{"source_id": one}, "byte_range_invalid")
+	e.WantCode(tok, "git_document_get", map[string]any{"source_id": one}, "byte_range_invalid")
 	// start_byte = total: an empty final fragment without a cursor.
 	if sc, isErr, raw := get(map[string]any{"start_byte": len(doc)}); isErr || sc["content"] != "" || sc["next_cursor"] != nil {
 		t.Errorf("start at the total: %s", raw)
@@ -78,7 +79,7 @@ func TestIN07RangesOverFourByteCharacters(t *testing.T) {
 	}
 	// max_bytes 7 ends on the boundary before it: one character.
 	if sc, isErr, raw := get(map[string]any{"start_byte": 8, "max_bytes": 7}); isErr || sc["content"] != "😀" ||
-		sc["fragment_sha256"] != hexSHA([]byte("😀")) || sc["sha256"] != hexSHA(doc) {
+		sc["fragment_sha256"] != servertest.HexSHA([]byte("😀")) || sc["sha256"] != servertest.HexSHA(doc) {
 		t.Errorf("start 8 max 7: %.200s", raw)
 	}
 }
@@ -88,8 +89,8 @@ func TestIN07RangesOverFourByteCharacters(t *testing.T) {
 // error gets its code; no response carries "error":null or "id":null.
 func TestIN08HostileEnvelopes(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	e := servertest.New(t)
+	tok := e.Token(e.NewTenant("o", "r"), "memory:read")
 	tests := []struct {
 		name, body string
 		status     int
@@ -111,15 +112,15 @@ func TestIN08HostileEnvelopes(t *testing.T) {
 		{"bad JSON", `{"jsonrpc":"2.0","id":1,"method":`, 400, `"code":-32700`},
 	}
 	for _, tt := range tests {
-		r := e.post(tt.body, "Authorization", "Bearer "+tok)
-		if r.status != tt.status || !strings.Contains(string(r.raw), tt.code) {
-			t.Errorf("%s: HTTP %d %s, want %d with %s", tt.name, r.status, r.raw, tt.status, tt.code)
+		r := e.Post(tt.body, "Authorization", "Bearer "+tok)
+		if r.Status != tt.status || !strings.Contains(string(r.Raw), tt.code) {
+			t.Errorf("%s: HTTP %d %s, want %d with %s", tt.name, r.Status, r.Raw, tt.status, tt.code)
 		}
-		if strings.Contains(string(r.raw), `"error":null`) || strings.Contains(string(r.raw), `"id":null`) {
-			t.Errorf("%s: null error or id: %s", tt.name, r.raw)
+		if strings.Contains(string(r.Raw), `"error":null`) || strings.Contains(string(r.Raw), `"id":null`) {
+			t.Errorf("%s: null error or id: %s", tt.name, r.Raw)
 		}
 	}
-	if n := e.countRows("memories"); n != 0 {
+	if n := e.CountRows("memories"); n != 0 {
 		t.Errorf("a refused envelope wrote %d memories", n)
 	}
 }
@@ -134,22 +135,22 @@ func TestIN08HostileEnvelopes(t *testing.T) {
 // then apply to authenticated requests before any tool runs.
 func TestIN09DeepNestingAndHugeHeaders(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	e := servertest.New(t)
+	tok := e.Token(e.NewTenant("o", "r"), "memory:read")
 	for name, body := range map[string]string{
 		"deep arrays in params": `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}}`,
 		"deep objects":          `{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat(`{"a":`, 100_000) + "1" + strings.Repeat("}", 100_000) + `}`,
 		"top-level deep array":  strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000),
 	} {
 		start := time.Now()
-		r := e.post(body, "Authorization", "Bearer "+tok)
-		if r.status != 400 || !strings.Contains(string(r.raw), `"code":-32600`) {
-			t.Errorf("%s: HTTP %d %.200s", name, r.status, r.raw)
+		r := e.Post(body, "Authorization", "Bearer "+tok)
+		if r.Status != 400 || !strings.Contains(string(r.Raw), `"code":-32600`) {
+			t.Errorf("%s: HTTP %d %.200s", name, r.Status, r.Raw)
 		}
 		d := time.Since(start)
 		soak.Gate(t, d <= 2*time.Second, "%s took %v", name, d)
 	}
-	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req, _ := http.NewRequest("POST", e.Srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("X-Big", strings.Repeat("a", 2<<20))
@@ -162,8 +163,8 @@ func TestIN09DeepNestingAndHugeHeaders(t *testing.T) {
 		t.Errorf("2 MB header: %d, want 431", resp.StatusCode)
 	}
 	// Without a token, an oversized body is not even read: 401.
-	if r := e.post(`{"x":"` + strings.Repeat("a", 2<<20) + `"}`); r.status != 401 {
-		t.Errorf("unauthenticated 2 MiB body: HTTP %d, want 401", r.status)
+	if r := e.Post(`{"x":"` + strings.Repeat("a", 2<<20) + `"}`); r.Status != 401 {
+		t.Errorf("unauthenticated 2 MiB body: HTTP %d, want 401", r.Status)
 	}
 }
 
@@ -172,15 +173,15 @@ func TestIN09DeepNestingAndHugeHeaders(t *testing.T) {
 // one — pinned), bounded before any store call, and no SQL text appears.
 func TestIN10HostileArguments(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read", "memory:read", "memory:write", "tasks:read", "tasks:write")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "x.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "x.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read", "memory:read", "memory:write", "tasks:read", "tasks:write")
 	var raws []string
 	check := func(tool string, args map[string]any, code string) {
 		t.Helper()
-		sc := e.wantCode(tok, tool, args, code)
+		sc := e.WantCode(tok, tool, args, code)
 		raws = append(raws, sc["error"].(map[string]any)["message"].(string))
 	}
 	check("git_document_get", map[string]any{"source_id": "' OR 1=1--"}, "source_not_found")
@@ -188,10 +189,10 @@ func TestIN10HostileArguments(t *testing.T) {
 	check("git_document_get", map[string]any{"source_id": 5}, "invalid_argument")
 	check("git_document_get", map[string]any{"source_id": src, "start_byte": "1"}, "invalid_argument")
 	check("git_document_get", map[string]any{"source_id": src, "start_byte": 1.5}, "invalid_argument")
-	r := e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"`+src+`","max_bytes":9223372036854775808}}}`,
+	r := e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"`+src+`","max_bytes":9223372036854775808}}}`,
 		"Authorization", "Bearer "+tok)
-	if !strings.Contains(string(r.raw), "invalid_argument") {
-		t.Errorf("max_bytes 2^63: %s", r.raw)
+	if !strings.Contains(string(r.Raw), "invalid_argument") {
+		t.Errorf("max_bytes 2^63: %s", r.Raw)
 	}
 	check("memory_put", map[string]any{"key": strings.Repeat("k", 201), "content": "x"}, "invalid_argument")
 	check("memory_put", map[string]any{"key": "k'--", "content": "x"}, "invalid_argument")
@@ -202,17 +203,17 @@ func TestIN10HostileArguments(t *testing.T) {
 	check("task_get", map[string]any{"task_id": "' OR 1=1--"}, "not_found")
 	// The log may hold the hostile source_id itself (JSON-escaped, LG-02),
 	// so it is searched for driver text only.
-	for _, m := range append(raws, string(r.raw), e.logs.String()) {
+	for _, m := range append(raws, string(r.Raw), e.Logs.String()) {
 		for _, leak := range []string{"pq:", "SQLSTATE", "syntax error", "relation \"", "violates"} {
 			if strings.Contains(m, leak) {
 				t.Errorf("%q leaks SQL detail: %.200s", leak, m)
 			}
 		}
 	}
-	if n := e.countRows("memories") + e.countRows("tasks"); n != 0 {
+	if n := e.CountRows("memories") + e.CountRows("tasks"); n != 0 {
 		t.Errorf("refused arguments wrote %d rows", n)
 	}
-	if n := e.gh.Count(githubtest.RouteContents); n != 0 {
+	if n := e.GH.Count(githubtest.RouteContents); n != 0 {
 		t.Errorf("refused arguments made %d GitHub requests", n)
 	}
 }

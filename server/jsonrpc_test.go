@@ -1,6 +1,7 @@
-package server
+package server_test
 
 import (
+	"heyaira/server/internal/servertest"
 	"strings"
 	"testing"
 )
@@ -11,8 +12,8 @@ import (
 // caller (the parse runs before authentication) drew a 7 MiB answer.
 func TestErrorsEchoNamesCut(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	e := servertest.New(t)
+	tok := e.Token(e.NewTenant("o", "r"), "memory:read")
 	long := strings.Repeat("<", 900<<10)
 	for name, body := range map[string]string{
 		"unknown member": `{"jsonrpc":"2.0","id":1,"method":"ping","` + long + `":1}`,
@@ -20,9 +21,9 @@ func TestErrorsEchoNamesCut(t *testing.T) {
 		"unknown tool":   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + long + `","arguments":{}}}`,
 		"unknown arg":    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_get","arguments":{"` + long + `":1}}}`,
 	} {
-		r := e.post(body, "Authorization", "Bearer "+tok)
-		if len(r.raw) > 4096 || !strings.Contains(string(r.raw), "…") {
-			t.Errorf("%s: a %d-byte answer to a %d-byte name: %.200s", name, len(r.raw), len(long), r.raw)
+		r := e.Post(body, "Authorization", "Bearer "+tok)
+		if len(r.Raw) > 4096 || !strings.Contains(string(r.Raw), "…") {
+			t.Errorf("%s: a %d-byte answer to a %d-byte name: %.200s", name, len(r.Raw), len(long), r.Raw)
 		}
 	}
 }

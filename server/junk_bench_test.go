@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 // BenchmarkValidTokenUnderJunk measures what an honest client gets while
@@ -23,9 +25,9 @@ import (
 func BenchmarkValidTokenUnderJunk(b *testing.B) {
 	for _, senders := range []int{0, 32} {
 		b.Run("senders="+strconv.Itoa(senders), func(b *testing.B) {
-			e := newTestEnv(b, trustLoopback, func(c *Config) { c.ToolRate, c.ToolBurst = 1e9, 1<<30 })
-			tn := e.newTenant("o", "r")
-			good := e.token(tn, "memory:read")
+			e := servertest.New(b, trustLoopback, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e9, 1<<30 })
+			tn := e.NewTenant("o", "r")
+			good := e.Token(tn, "memory:read")
 			const network = "198.51.100.7"
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
@@ -34,7 +36,7 @@ func BenchmarkValidTokenUnderJunk(b *testing.B) {
 			for range senders {
 				wg.Go(func() {
 					for ctx.Err() == nil {
-						s := bearerStatus(ctx, e, e.junkBearer(), network)
+						s := bearerStatus(ctx, e, junkBearer(e), network)
 						mu.Lock()
 						junk[s]++
 						mu.Unlock()
@@ -57,8 +59,8 @@ func BenchmarkValidTokenUnderJunk(b *testing.B) {
 }
 
 // bearerStatus is bearerFrom's status, with a context and no t.
-func bearerStatus(ctx context.Context, e *testEnv, token, xff string) int {
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+func bearerStatus(ctx context.Context, e *servertest.Env, token, xff string) int {
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.Srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -82,8 +84,8 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 		honest  string
 	}{{"quiet", 0, "198.51.100.50"}, {"same", 32, "198.51.100.7"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			e := newTestEnv(b, trustLoopback)
-			tn := e.newTenant("o", "r")
+			e := servertest.New(b, trustLoopback)
+			tn := e.NewTenant("o", "r")
 			clientID, rt := insertRefreshToken(e, tn)
 			const flood = "198.51.100.7"
 			form := func(rt string) url.Values {
@@ -109,7 +111,7 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 				if s != http.StatusOK {
 					b.Fatalf("the honest refresh: %d %v", s, body)
 				}
-				rt = str(body, "refresh_token")
+				rt = servertest.Str(body, "refresh_token")
 			}
 			b.StopTimer()
 			stop()
@@ -122,23 +124,23 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 
 // insertRefreshToken stores a client, a grant for the tenant and a live
 // refresh token of it, and returns the client's public id and the token.
-func insertRefreshToken(e *testEnv, tn tenant) (clientID, token string) {
-	e.t.Helper()
-	clientID = e.queryString(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
+func insertRefreshToken(e *servertest.Env, tn servertest.Tenant) (clientID, token string) {
+	e.T.Helper()
+	clientID = e.QueryString(`INSERT INTO oauth_clients (client_name, redirect_uris, metadata)
 		VALUES ('bench', ARRAY['http://127.0.0.1/cb'], '{"grant_types":["authorization_code","refresh_token"]}') RETURNING id`)
-	grant := e.queryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
-		VALUES ($1, $2, $3, ARRAY['memory:read']) RETURNING id`, clientID, tn.principal, tn.project)
-	token = e.secrets.Mint(oauth.PrefixRefresh, time.Now().Add(24*time.Hour))
-	e.exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
+	grant := e.QueryString(`INSERT INTO oauth_grants (client_id, principal_id, project_id, scopes)
+		VALUES ($1, $2, $3, ARRAY['memory:read']) RETURNING id`, clientID, tn.Principal, tn.Project)
+	token = e.Secrets.Mint(oauth.PrefixRefresh, time.Now().Add(24*time.Hour))
+	e.Exec(`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, resource, family_id, expires_at)
 		VALUES ($1, 'refresh', $2, ARRAY['memory:read'], $3, gen_random_uuid(), $4)`,
-		oauth.Hash(token), grant, e.cfg.PublicURL+"/mcp", time.Now().Add(24*time.Hour))
-	return e.secrets.ClientID(clientID), token
+		oauth.Hash(token), grant, e.Cfg.PublicURL+"/mcp", time.Now().Add(24*time.Hour))
+	return e.Secrets.ClientID(clientID), token
 }
 
 // tokenPost posts form to /oauth/token as the client at xff, with a
 // context and no t, and returns the status and the decoded body.
-func tokenPost(ctx context.Context, e *testEnv, form url.Values, xff string) (int, map[string]any) {
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/oauth/token", strings.NewReader(form.Encode()))
+func tokenPost(ctx context.Context, e *servertest.Env, form url.Values, xff string) (int, map[string]any) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.Srv.URL+"/oauth/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("X-Forwarded-For", xff)
 	resp, err := http.DefaultClient.Do(req)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Rows JK-01 to JK-07 (docs/security-tests.md): a made-up secret of the
 // right shape (a real one's prefix, length and alphabet) is refused on
@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // Rows JK-01, JK-02, JK-03, JK-04, JK-05, JK-06, JK-07 (docs/security-tests.md).
@@ -25,15 +27,15 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const listed = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	code := e.secrets.Mint(oauth.PrefixCode, time.Now())
-	link := e.signinLink(tn.principal)
-	b := e.browser(t)
-	fakeClient := madeUp(c.id, oauth.PrefixClient)
-	token := func(v url.Values) reply { return e.form("/oauth/token", v) }
+	e, wc := newCountedEnv(t, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	code := e.Secrets.Mint(oauth.PrefixCode, time.Now())
+	link := e.SigninLink(tn.Principal)
+	b := e.Browser(t)
+	fakeClient := madeUp(c.ID, oauth.PrefixClient)
+	token := func(v url.Values) servertest.Reply { return e.Form("/oauth/token", v) }
 	for _, tc := range []struct {
 		row    string
 		send   func() (status int, code string)
@@ -41,48 +43,48 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 		code   string
 	}{
 		{"JK-01 bearer at /mcp", func() (int, string) {
-			r := e.rpc(e.junkBearer(), "tools/list", nil)
-			return r.status, r.header.Get("WWW-Authenticate")
-		}, http.StatusUnauthorized, `Bearer error="invalid_token", resource_metadata="` + e.cfg.PublicURL +
+			r := e.RPC(junkBearer(e), "tools/list", nil)
+			return r.Status, r.Header.Get("WWW-Authenticate")
+		}, http.StatusUnauthorized, `Bearer error="invalid_token", resource_metadata="` + e.Cfg.PublicURL +
 			`/.well-known/oauth-protected-resource/mcp"`},
 		{"JK-02 refresh token at /oauth/token", func() (int, string) {
-			r := token(url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {madeUp(rt, oauth.PrefixRefresh)}})
-			return r.status, str(r.body, "error")
+			r := token(url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}, "refresh_token": {madeUp(rt, oauth.PrefixRefresh)}})
+			return r.Status, servertest.Str(r.Body, "error")
 		}, http.StatusBadRequest, oauth.ErrCodeInvalidGrant},
 		{"JK-03 authorization code at /oauth/token", func() (int, string) {
-			r := token(url.Values{"grant_type": {"authorization_code"}, "client_id": {c.id}, "code": {madeUp(code, oauth.PrefixCode)},
-				"code_verifier": {c.verifier}, "redirect_uri": {c.redirect}})
-			return r.status, str(r.body, "error")
+			r := token(url.Values{"grant_type": {"authorization_code"}, "client_id": {c.ID}, "code": {madeUp(code, oauth.PrefixCode)},
+				"code_verifier": {c.Verifier}, "redirect_uri": {c.Redirect}})
+			return r.Status, servertest.Str(r.Body, "error")
 		}, http.StatusBadRequest, oauth.ErrCodeInvalidGrant},
 		{"JK-02, JK-03 client_id at /oauth/token", func() (int, string) {
 			r := token(url.Values{"grant_type": {"refresh_token"}, "client_id": {fakeClient}, "refresh_token": {rt}})
-			return r.status, str(r.body, "error")
+			return r.Status, servertest.Str(r.Body, "error")
 		}, http.StatusUnauthorized, oauth.ErrCodeInvalidClient},
 		{"JK-04 token at /oauth/revoke", func() (int, string) {
-			r := e.form("/oauth/revoke", url.Values{"client_id": {c.id}, "token": {madeUp(rt, oauth.PrefixRefresh)}})
-			return r.status, ""
+			r := e.Form("/oauth/revoke", url.Values{"client_id": {c.ID}, "token": {madeUp(rt, oauth.PrefixRefresh)}})
+			return r.Status, ""
 		}, http.StatusOK, ""},
 		{"JK-04 client at /oauth/revoke", func() (int, string) {
-			r := e.form("/oauth/revoke", url.Values{"client_id": {fakeClient}, "token": {rt}})
-			return r.status, str(r.body, "error")
+			r := e.Form("/oauth/revoke", url.Values{"client_id": {fakeClient}, "token": {rt}})
+			return r.Status, servertest.Str(r.Body, "error")
 		}, http.StatusUnauthorized, oauth.ErrCodeInvalidClient},
 		{"JK-05 sign-in link at GET /signin", func() (int, string) {
-			p := b.get("/signin?token=" + madeUp(link, oauth.PrefixSignin))
-			return p.status, pageTitle(p.body)
+			p := b.Get("/signin?token=" + madeUp(link, oauth.PrefixSignin))
+			return p.Status, pageTitle(p.Body)
 		}, http.StatusBadRequest, "Invalid sign-in link"},
 		{"JK-05 session cookie at GET /signin", func() (int, string) {
-			req, _ := http.NewRequest("GET", e.srv.URL+"/signin", nil)
+			req, _ := http.NewRequest("GET", e.Srv.URL+"/signin", nil)
 			req.AddCookie(&http.Cookie{Name: authserver.CookieSession, Value: madeUp(link, oauth.PrefixSession)})
-			p := b.do(req)
-			return p.status, pageTitle(p.body)
+			p := b.Do(req)
+			return p.Status, pageTitle(p.Body)
 		}, http.StatusOK, "Sign in"},
 		{"JK-06 client_id at /oauth/authorize", func() (int, string) {
-			p := b.get("/oauth/authorize?" + client{id: fakeClient, redirect: c.redirect, verifier: c.verifier}.authorizeQuery("memory:read").Encode())
-			return p.status, pageTitle(p.body)
+			p := b.Get("/oauth/authorize?" + servertest.Client{ID: fakeClient, Redirect: c.Redirect, Verifier: c.Verifier}.AuthorizeQuery("memory:read").Encode())
+			return p.Status, pageTitle(p.Body)
 		}, http.StatusBadRequest, "Invalid authorization request"},
 		{"JK-07 unlisted client-ID URL at /oauth/authorize", func() (int, string) {
-			p := b.get("/oauth/authorize?" + cimdClient("https://claude.ai/oauth/made-up", "http://127.0.0.1/cb").authorizeQuery("memory:read").Encode())
-			return p.status, pageTitle(p.body)
+			p := b.Get("/oauth/authorize?" + cimdClient("https://claude.ai/oauth/made-up", "http://127.0.0.1/cb").AuthorizeQuery("memory:read").Encode())
+			return p.Status, pageTitle(p.Body)
 		}, http.StatusBadRequest, "Application not recognised"},
 	} {
 		for i := range 20 {

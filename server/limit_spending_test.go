@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Rows VC-01 to VC-10 (docs/security-tests.md, docs/limits.md): no limit
 // can be spent by one caller for another, and a request that presents a
@@ -26,37 +26,39 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 	"heyaira/server/internal/web"
 	"heyaira/store/storetest"
 )
 
 // trustLoopback makes the test client's own address (127.0.0.1) a trusted
 // proxy, so that X-Forwarded-For names the client.
-func trustLoopback(c *Config) {
+func trustLoopback(c *server.Config) {
 	c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 }
 
 // bearerFrom sends tools/list with token, as the client at xff.
-func bearerFrom(e *testEnv, token, xff string) reply {
-	e.t.Helper()
-	return e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+token, "X-Forwarded-For", xff)
+func bearerFrom(e *servertest.Env, token, xff string) servertest.Reply {
+	e.T.Helper()
+	return e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Authorization", "Bearer "+token, "X-Forwarded-For", xff)
 }
 
 // madeUp is a secret of exactly the shape of like (a real one): the same
 // prefix, length and alphabet, with a random body. The server never minted
 // it.
 func madeUp(like, prefix string) string {
-	n := base64URL.DecodedLen(len(like) - len(prefix))
+	n := servertest.Base64URL.DecodedLen(len(like) - len(prefix))
 	b := make([]byte, n)
 	rand.Read(b)
-	return prefix + base64URL.EncodeToString(b)
+	return prefix + servertest.Base64URL.EncodeToString(b)
 }
 
 // junkBearer is an access token of the real shape that the server never
 // minted.
-func (e *testEnv) junkBearer() string {
-	return madeUp(e.secrets.Mint(oauth.PrefixAccess, time.Now()), oauth.PrefixAccess)
+func junkBearer(e *servertest.Env) string {
+	return madeUp(e.Secrets.Mint(oauth.PrefixAccess, time.Now()), oauth.PrefixAccess)
 }
 
 // statuses counts the HTTP statuses of n calls of f.
@@ -83,19 +85,19 @@ func statementsOf(wc *storetest.WireCounter, f func()) int64 {
 func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, trustLoopback)
-	tn := e.newTenant("o", "r")
-	good, legacy := e.token(tn, "memory:read"), e.legacyToken(tn)
+	tn := e.NewTenant("o", "r")
+	good, legacy := e.Token(tn, "memory:read"), e.LegacyToken(tn)
 	const victim = "198.51.100.7"
 	var got map[int]int
 	if n := statementsOf(wc, func() {
-		got = statuses(200, func(int) int { return bearerFrom(e, e.junkBearer(), victim).status })
+		got = statuses(200, func(int) int { return bearerFrom(e, junkBearer(e), victim).Status })
 	}); n != 0 || got[http.StatusUnauthorized] != 200 {
 		t.Fatalf("200 junk bearers from one network: %v, %d statements; want 200 × 401 and none", got, n)
 	}
 	for name, tok := range map[string]string{"OAuth": good, "legacy": legacy} {
-		var r reply
-		if n := statementsOf(wc, func() { r = bearerFrom(e, tok, victim) }); r.status != http.StatusOK || n != 1 {
-			t.Errorf("a valid %s token from the junk's network: %d, %d statements; want 200 and 1", name, r.status, n)
+		var r servertest.Reply
+		if n := statementsOf(wc, func() { r = bearerFrom(e, tok, victim) }); r.Status != http.StatusOK || n != 1 {
+			t.Errorf("a valid %s token from the junk's network: %d, %d statements; want 200 and 1", name, r.Status, n)
 		}
 	}
 }
@@ -108,25 +110,25 @@ func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, trustLoopback)
-	tn := e.newTenant("o", "r")
-	expired, revoked, other := e.token(tn, "memory:read"), e.token(tn, "memory:read"), e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Minute))
-	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
-	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
+	tn := e.NewTenant("o", "r")
+	expired, revoked, other := e.Token(tn, "memory:read"), e.Token(tn, "memory:read"), e.Token(tn, "memory:read")
+	e.Exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.Clock.Now().Add(-time.Minute))
+	e.Exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
+	e.Exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
 	for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "other resource": other} {
 		for i := range 3 {
-			var r reply
+			var r servertest.Reply
 			n := statementsOf(wc, func() { r = bearerFrom(e, tok, "203.0.113.1") })
-			if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") || n != 1 {
+			if r.Status != http.StatusUnauthorized || !strings.Contains(r.Header.Get("WWW-Authenticate"), "invalid_token") || n != 1 {
 				t.Errorf("the %s token, time %d: %d %q, %d statements; want 401 invalid_token and 1", name, i+1,
-					r.status, r.header.Get("WWW-Authenticate"), n)
+					r.Status, r.Header.Get("WWW-Authenticate"), n)
 			}
 		}
 	}
-	lapsed := e.secrets.Mint(oauth.PrefixAccess, e.clock.now().Add(-time.Second))
-	var r reply
-	if n := statementsOf(wc, func() { r = bearerFrom(e, lapsed, "203.0.113.1") }); r.status != http.StatusUnauthorized || n != 0 {
-		t.Errorf("a minted token past its embedded expiry: %d, %d statements; want 401 and none", r.status, n)
+	lapsed := e.Secrets.Mint(oauth.PrefixAccess, e.Clock.Now().Add(-time.Second))
+	var r servertest.Reply
+	if n := statementsOf(wc, func() { r = bearerFrom(e, lapsed, "203.0.113.1") }); r.Status != http.StatusUnauthorized || n != 0 {
+		t.Errorf("a minted token past its embedded expiry: %d, %d statements; want 401 and none", r.Status, n)
 	}
 }
 
@@ -138,17 +140,17 @@ func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, trustLoopback)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	first := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	live := str(e.refresh(c, first).body, "refresh_token") // first is now rotated
-	code := e.flow(t, tn, c, "memory:read", "memory:read")
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	first := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	live := servertest.Str(e.Refresh(c, first).Body, "refresh_token") // first is now rotated
+	code := e.Flow(t, tn, c, "memory:read", "memory:read")
 	const network = "203.0.113.40"
 	refresh := func(rt string) url.Values {
-		return url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}}
+		return url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}, "refresh_token": {rt}}
 	}
-	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.verifier},
-		"redirect_uri": {c.redirect}, "client_id": {c.id}, "resource": {e.cfg.PublicURL + "/mcp"}}
+	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {c.Verifier},
+		"redirect_uri": {c.Redirect}, "client_id": {c.ID}, "resource": {e.Cfg.PublicURL + "/mcp"}}
 	junkCode := url.Values{}
 	for k, v := range redeem {
 		junkCode[k] = v
@@ -188,56 +190,56 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	legit := "https://docs.example/client.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, legit) })
+	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, legit) })
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
 	sent := 0
-	get := func(u string) page {
+	get := func(u string) servertest.Page {
 		sent++
 		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1/cb"), "memory:read", distinctNetwork(sent))
 	}
-	if p := get(legit); p.status != http.StatusSeeOther {
-		t.Fatalf("first authorization: %d %s", p.status, p.body)
+	if p := get(legit); p.Status != http.StatusSeeOther {
+		t.Fatalf("first authorization: %d %s", p.Status, p.Body)
 	}
-	e.clock.advance(2 * time.Minute) // the stored document is stale
-	junk := statuses(50, func(i int) int { return get("https://docs.example/x/" + strconv.Itoa(i)).status })
+	e.Clock.Advance(2 * time.Minute) // the stored document is stale
+	junk := statuses(50, func(i int) int { return get("https://docs.example/x/" + strconv.Itoa(i)).Status })
 	if junk[http.StatusBadRequest] != 50 {
 		t.Errorf("made-up URLs on the host: %v, want 50 × 400", junk)
 	}
-	if p := get(legit); p.status != http.StatusSeeOther || s.fetches(legit) != 2 {
-		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.status, s.fetches(legit))
+	if p := get(legit); p.Status != http.StatusSeeOther || s.fetches(legit) != 2 {
+		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.Status, s.fetches(legit))
 	}
 
 	// The host fails: the stored document is served stale, and refetches
 	// are bounded by the URL's own budget.
 	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-	e.clock.advance(2 * time.Minute)
+	e.Clock.Advance(2 * time.Minute)
 	before := s.fetches(legit)
 	for i := range 10 {
-		if p := get(legit); p.status != http.StatusSeeOther {
-			t.Fatalf("authorization %d during the host's outage: %d %s", i, p.status, p.body)
+		if p := get(legit); p.Status != http.StatusSeeOther {
+			t.Fatalf("authorization %d during the host's outage: %d %s", i, p.Status, p.Body)
 		}
 	}
 	if n := s.fetches(legit) - before; n < 1 || n > authserver.CIMDURLBurst {
 		t.Errorf("%d refetches during the outage, want 1 to %d", n, authserver.CIMDURLBurst)
 	}
-	if !strings.Contains(e.logs.String(), `"cimd":"stale"`) {
+	if !strings.Contains(e.Logs.String(), `"cimd":"stale"`) {
 		t.Error("the access log does not say the document was served stale")
 	}
-	e.clock.advance(authserver.CIMDStaleFor + time.Hour)
-	if p := get(legit); p.status != http.StatusBadGateway {
-		t.Errorf("a day past its freshness, with the host still failing: %d, want 502", p.status)
+	e.Clock.Advance(authserver.CIMDStaleFor + time.Hour)
+	if p := get(legit); p.Status != http.StatusBadGateway {
+		t.Errorf("a day past its freshness, with the host still failing: %d, want 502", p.Status)
 	}
 
 	// A document its host no longer serves is not used stale.
 	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
-	if p := get(legit); p.status != http.StatusSeeOther {
-		t.Fatalf("the host is back: %d", p.status)
+	if p := get(legit); p.Status != http.StatusSeeOther {
+		t.Fatalf("the host is back: %d", p.Status)
 	}
 	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
-	e.clock.advance(2 * time.Minute)
-	if p := get(legit); p.status != http.StatusBadGateway {
-		t.Errorf("the document was removed: %d, want 502", p.status)
+	e.Clock.Advance(2 * time.Minute)
+	if p := get(legit); p.Status != http.StatusBadGateway {
+		t.Errorf("the document was removed: %d, want 502", p.Status)
 	}
 }
 
@@ -252,23 +254,23 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
-	get := func(u, xff string) page {
+	e, wc := newCountedEnv(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
+	get := func(u, xff string) servertest.Page {
 		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
 	}
 	var got map[int]int
 	n := statementsOf(wc, func() {
-		got = statuses(100, func(i int) int { return get("https://claude.ai/junk/"+strconv.Itoa(i), v6("2001:db8:7:1::", i)).status })
+		got = statuses(100, func(i int) int { return get("https://claude.ai/junk/"+strconv.Itoa(i), v6("2001:db8:7:1::", i)).Status })
 	})
 	if got[http.StatusBadRequest] != 100 || n != 0 || s.totalFetches() != 0 {
 		t.Errorf("100 unlisted URLs: %v, %d statements, %d fetches; want 100 × 400, none, none", got, n, s.totalFetches())
 	}
 	p := get("https://claude.ai/junk/x", "198.51.100.20")
-	if body := html.UnescapeString(p.body); !strings.Contains(body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(body, authserver.CIMDNotListed) {
-		t.Errorf("the unlisted URL's page does not name the setting to add: %s", p.body)
+	if body := html.UnescapeString(p.Body); !strings.Contains(body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(body, authserver.CIMDNotListed) {
+		t.Errorf("the unlisted URL's page does not name the setting to add: %s", p.Body)
 	}
-	if p := get(honest, "2001:db8:7:1::99"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" {
-		t.Fatalf("the listed client from the junk's network: %d %s", p.status, p.body)
+	if p := get(honest, "2001:db8:7:1::99"); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
+		t.Fatalf("the listed client from the junk's network: %d %s", p.Status, p.Body)
 	}
 	if n := s.fetches(honest); n != 1 {
 		t.Errorf("the listed client's document fetched %d times, want 1", n)
@@ -283,15 +285,15 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t, trustLoopback)
-	tn := e.newTenant("o", "r")
-	good := e.token(tn, "memory:read")
+	tn := e.NewTenant("o", "r")
+	good := e.Token(tn, "memory:read")
 	const network = "203.0.113.93"
 	wc.ResetMaxOpen()
 	before := wc.Counts()
 	var wg sync.WaitGroup
 	statuses := make(chan int, 100)
 	for range 100 {
-		wg.Go(func() { statuses <- bearerFrom(e, e.junkBearer(), network).status })
+		wg.Go(func() { statuses <- bearerFrom(e, junkBearer(e), network).Status })
 	}
 	wg.Wait()
 	close(statuses)
@@ -305,8 +307,8 @@ func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 		t.Errorf("a wave of 100 junk bearers: %d statements, %d connections open at most (%d before); want none more",
 			after.Statements, wc.Counts().MaxOpen, before.Open)
 	}
-	if r := bearerFrom(e, good, network); r.status != http.StatusOK {
-		t.Errorf("the valid token from the wave's address: %d %s", r.status, r.raw)
+	if r := bearerFrom(e, good, network); r.Status != http.StatusOK {
+		t.Errorf("the valid token from the wave's address: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -318,10 +320,10 @@ func v6(prefix string, i int) string {
 }
 
 // registerFrom posts one dynamic registration as the client at xff.
-func registerFrom(e *testEnv, xff string) int {
-	e.t.Helper()
-	return e.postBody("/oauth/register", "application/json",
-		`{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x","token_endpoint_auth_method":"none"}`, "X-Forwarded-For", xff).status
+func registerFrom(e *servertest.Env, xff string) int {
+	e.T.Helper()
+	return e.PostBody("/oauth/register", "application/json",
+		`{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x","token_endpoint_auth_method":"none"}`, "X-Forwarded-For", xff).Status
 }
 
 // Row VC-05 (review N3): registration, which presents no credential, is
@@ -331,7 +333,7 @@ func registerFrom(e *testEnv, xff string) int {
 // from rotating addresses cost nothing to key (VC-01).
 func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, trustLoopback)
+	e := servertest.New(t, trustLoopback)
 	created := statuses(110, func(i int) int { return registerFrom(e, v6("2001:db8:1:1::", i)) })
 	if created[http.StatusCreated] != authserver.RegisterPerIPBurst {
 		t.Errorf("registrations from one /64: %v, want %d created", created, authserver.RegisterPerIPBurst)
@@ -388,12 +390,12 @@ func (b *firstRead) Read(p []byte) (int, error) {
 // lane until ReadTimeout.)
 func TestVC09AStalledTokenBodyHoldsNothing(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
 	started := make(chan struct{})
-	h := e.srv.Config.Handler
+	h := e.Srv.Config.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Stall") != "" {
 			r.Body = &firstRead{ReadCloser: r.Body, started: started}
@@ -413,7 +415,7 @@ func TestVC09AStalledTokenBodyHoldsNothing(t *testing.T) {
 
 	done := make(chan int, 1)
 	go func() {
-		resp, err := http.PostForm(srv.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id}, "refresh_token": {rt}})
+		resp, err := http.PostForm(srv.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID}, "refresh_token": {rt}})
 		if err != nil {
 			done <- 0
 			return
@@ -440,9 +442,9 @@ func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 	t.Parallel()
 	s := newCIMDStandIn(t)
 	const honest = "https://vscode.dev/oauth/client-metadata.json"
-	e := newTestEnv(t, trustLoopback, func(c *Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
+	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u string) int {
-		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").status
+		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").Status
 	}
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -450,7 +452,7 @@ func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range authserver.CIMDURLBurst {
-		e.clock.advance(authserver.CIMDStaleFor) // each authorization finds the document stale
+		e.Clock.Advance(authserver.CIMDStaleFor) // each authorization finds the document stale
 		if status := get(honest); status != http.StatusSeeOther {
 			t.Fatalf("the listed URL, time %d, after unlisted ones: %d", i+1, status)
 		}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"heyaira/github/githubtest"
 	"heyaira/internal/soak"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
@@ -17,21 +19,21 @@ import (
 // Row LD-04 (docs/security-tests.md).
 func TestRateLimitPerPrincipal(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Now()}
-	e := newTestEnv(t, func(c *Config) { c.ToolRate = 1; c.ToolBurst = 2; c.Now = clk.now })
-	tn := e.newTenant("o", "r")
-	busy := e.token(tn, "memory:read")
-	calm := e.token(e.newTenant("o", "r"), "memory:read")
+	clk := servertest.NewManualClock(time.Now())
+	e := servertest.New(t, func(c *server.Config) { c.ToolRate = 1; c.ToolBurst = 2; c.Now = clk.Now })
+	tn := e.NewTenant("o", "r")
+	busy := e.Token(tn, "memory:read")
+	calm := e.Token(e.NewTenant("o", "r"), "memory:read")
 	args := map[string]any{"key": "k"}
-	e.wantCode(busy, "memory_get", args, "not_found")
-	e.wantCode(busy, "memory_get", args, "not_found")
-	sc := e.wantCode(busy, "memory_get", args, "rate_limited")
+	e.WantCode(busy, "memory_get", args, "not_found")
+	e.WantCode(busy, "memory_get", args, "not_found")
+	sc := e.WantCode(busy, "memory_get", args, "rate_limited")
 	if sc["error"].(map[string]any)["retry_after_seconds"] != 1.0 {
 		t.Errorf("rate_limited without retry_after_seconds: %v", sc)
 	}
-	e.wantCode(calm, "memory_get", args, "not_found")
-	clk.add(time.Second)
-	e.wantCode(busy, "memory_get", args, "not_found")
+	e.WantCode(calm, "memory_get", args, "not_found")
+	clk.Add(time.Second)
+	e.WantCode(busy, "memory_get", args, "not_found")
 }
 
 // TestGitHubInFlightCap pins the server-wide cap on concurrent GitHub
@@ -39,25 +41,25 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 // rate_limited, without reaching GitHub.
 func TestGitHubInFlightCap(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.GitHubInFlight = 1; c.GitHubWait = 50 * time.Millisecond })
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	e.gh.Inject(githubtest.RouteContents, githubtest.Stall())
+	e := servertest.New(t, func(c *server.Config) { c.GitHubInFlight = 1; c.GitHubWait = 50 * time.Millisecond })
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "x.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "x.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	e.GH.Inject(githubtest.RouteContents, githubtest.Stall())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.call(tok, "git_document_get", map[string]any{"source_id": src}) // holds the only slot until the deadline
+		e.Call(tok, "git_document_get", map[string]any{"source_id": src}) // holds the only slot until the deadline
 	}()
-	for e.gh.Count(githubtest.RouteContents) == 0 {
+	for e.GH.Count(githubtest.RouteContents) == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "rate_limited")
-	if n := e.gh.Count(githubtest.RouteContents); n != 1 {
+	e.WantCode(tok, "git_document_get", map[string]any{"source_id": src}, "rate_limited")
+	if n := e.GH.Count(githubtest.RouteContents); n != 1 {
 		t.Errorf("%d contents requests, want 1 (the capped read must not reach GitHub)", n)
 	}
-	e.gh.ClearFaults()
+	e.GH.ClearFaults()
 	<-done
 }
 
@@ -67,11 +69,11 @@ func TestGitHubInFlightCap(t *testing.T) {
 // Row DB-06 (docs/security-tests.md).
 func TestStoreDeadline(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	tx, err := e.db.SQL().BeginTx(context.Background(), nil)
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	src := e.AddSource(tn, "runtime", "x.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	tx, err := e.DB.SQL().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +82,13 @@ func TestStoreDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src}, "store_unavailable")
+	e.WantCode(tok, "git_document_get", map[string]any{"source_id": src}, "store_unavailable")
 	d := time.Since(start)
 	if d < store.QueryTimeout {
 		t.Errorf("failed after %v, before the %v deadline", d, store.QueryTimeout)
 	}
 	soak.Gate(t, d <= store.QueryTimeout+2*time.Second, "failed after %v, want about %v", d, store.QueryTimeout)
-	if strings.Contains(e.logs.String(), "LOCK") {
+	if strings.Contains(e.Logs.String(), "LOCK") {
 		t.Error("SQL text reached the logs")
 	}
 }
@@ -96,16 +98,16 @@ func TestStoreDeadline(t *testing.T) {
 // Row IN-05 (docs/security-tests.md).
 func TestDocumentBOMIsContent(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
 	doc := []byte("\xef\xbb\xbfhello")
-	e.gh.AddFile("o", "r", commitA, "bom.md", doc)
-	src := e.addSource(tn, "runtime", "bom.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src})
-	if isErr || sc["content"] != string(doc) || sc["range"].(map[string]any)["total_bytes"] != 8.0 || sc["sha256"] != hexSHA(doc) {
+	e.GH.AddFile("o", "r", servertest.CommitA, "bom.md", doc)
+	src := e.AddSource(tn, "runtime", "bom.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	sc, isErr, raw := e.Call(tok, "git_document_get", map[string]any{"source_id": src})
+	if isErr || sc["content"] != string(doc) || sc["range"].(map[string]any)["total_bytes"] != 8.0 || sc["sha256"] != servertest.HexSHA(doc) {
 		t.Fatalf("BOM document = %s", raw)
 	}
 	// The BOM is one 3-byte character: start_byte 1 is inside it.
-	e.wantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1}, "byte_range_invalid")
+	e.WantCode(tok, "git_document_get", map[string]any{"source_id": src, "start_byte": 1}, "byte_range_invalid")
 }

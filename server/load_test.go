@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Load rows of the attack matrix (docs/security-tests.md §2.7) that run
 // inside the server package: per-principal fairness with token-endpoint abuse
@@ -22,6 +22,8 @@ import (
 	"heyaira/github/githubtest"
 	"heyaira/internal/soak"
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
@@ -57,12 +59,12 @@ func clientFrom(ip string) *http.Client {
 // Row BT-07 (docs/security-tests.md).
 func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	// Not parallel: P2's latency is compared with itself alone.
-	e := newTestEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 50, 100 }) // the defaults, named here
-	p1, p2 := e.newTenant("o", "r"), e.newTenant("o", "r")
-	t1, t2 := e.token(p1, "memory:read"), e.token(p2, "memory:read")
+	e := servertest.New(t, func(c *server.Config) { c.ToolRate, c.ToolBurst = 50, 100 }) // the defaults, named here
+	p1, p2 := e.NewTenant("o", "r"), e.NewTenant("o", "r")
+	t1, t2 := e.Token(p1, "memory:read"), e.Token(p2, "memory:read")
 	call := func(tok string) (string, time.Duration) {
 		start := time.Now()
-		r := e.rpc(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
+		r := e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
 		return rpcOutcome(r), time.Since(start)
 	}
 	scale := soak.Scaled(1, 10)
@@ -74,19 +76,19 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 		_, d := call(t2)
 		base = append(base, d)
 	}
-	c := e.register("http://127.0.0.1/cb")
-	goodRT := str(e.tokens(t, p2, c, "memory:read").body, "refresh_token")
+	c := e.Register("http://127.0.0.1/cb")
+	goodRT := servertest.Str(e.Tokens(t, p2, c, "memory:read").Body, "refresh_token")
 
 	var mu sync.Mutex
 	p1Codes, p2Codes, badCodes := map[string]int{}, map[string]int{}, map[string]int{}
 	var p2Lat []time.Duration
-	p1Calls := e.cfg.ToolBurst + 50*scale
+	p1Calls := e.Cfg.ToolBurst + 50*scale
 	jobs := make(chan struct{}, p1Calls)
 	for range p1Calls {
 		jobs <- struct{}{}
 	}
 	close(jobs)
-	waitsBefore := e.db.SQL().Stats().WaitCount
+	waitsBefore := e.DB.SQL().Stats().WaitCount
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -109,24 +111,24 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	})
 	wg.Go(func() {
 		for range badRefreshes * scale {
-			r := e.form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.id},
+			r := e.Form("/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {c.ID},
 				"refresh_token": {madeUp(goodRT, oauth.PrefixRefresh)}})
 			mu.Lock()
-			badCodes[str(r.body, "error")]++
+			badCodes[servertest.Str(r.Body, "error")]++
 			mu.Unlock()
 		}
 	})
 	wg.Wait()
-	waits := e.db.SQL().Stats().WaitCount - waitsBefore
+	waits := e.DB.SQL().Stats().WaitCount - waitsBefore
 
 	// The client's valid refresh, from the stream's address and then,
 	// with the token it got, from another.
-	r := e.refresh(c, goodRT)
-	if r.status != http.StatusOK {
-		t.Errorf("a valid refresh from the stream's address: %d %s", r.status, r.raw)
+	r := e.Refresh(c, goodRT)
+	if r.Status != http.StatusOK {
+		t.Errorf("a valid refresh from the stream's address: %d %s", r.Status, r.Raw)
 	}
-	resp, err := clientFrom("127.0.0.2").PostForm(e.srv.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"},
-		"client_id": {c.id}, "refresh_token": {str(r.body, "refresh_token")}})
+	resp, err := clientFrom("127.0.0.2").PostForm(e.Srv.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"},
+		"client_id": {c.ID}, "refresh_token": {servertest.Str(r.Body, "refresh_token")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +139,8 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	t.Logf("LD-04: P1 %d calls: %v; P2: %v, p99 %v (alone: %v); %d bad refresh tokens: %v; pool waits %d",
 		p1Calls, p1Codes, p2Codes, p99(p2Lat).Round(100*time.Microsecond), p99(base).Round(100*time.Microsecond),
 		badRefreshes*scale, badCodes, waits)
-	if p1Codes["not_found"] != e.cfg.ToolBurst || p1Codes["rate_limited"] != p1Calls-e.cfg.ToolBurst {
-		t.Errorf("P1 was not held to its bucket of %d: %v", e.cfg.ToolBurst, p1Codes)
+	if p1Codes["not_found"] != e.Cfg.ToolBurst || p1Codes["rate_limited"] != p1Calls-e.Cfg.ToolBurst {
+		t.Errorf("P1 was not held to its bucket of %d: %v", e.Cfg.ToolBurst, p1Codes)
 	}
 	if p2Codes["rate_limited"] != 0 || p2Codes["not_found"] != 20 {
 		t.Errorf("P2 was throttled: %v", p2Codes)
@@ -175,17 +177,17 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 	// GitHub's timeout is raised from the fake's 10 s: under -race on a
 	// loaded machine 64 concurrent 1 MiB reads can take longer, and a read
 	// that times out is not the memory this test measures.
-	e := newTestEnvGitHub(t, []githubtest.Option{func(c *github.Config) { c.Timeout = 5 * time.Minute }}, func(c *Config) {
+	e := servertest.NewGitHub(t, []githubtest.Option{func(c *github.Config) { c.Timeout = 5 * time.Minute }}, func(c *server.Config) {
 		c.ToolRate, c.ToolBurst, c.GitHubProjectShare, c.GitHubPrincipalShare, c.GitHubHourlyBudget = 1e6, 1e6, 64, 64, 1e6
 	})
-	tn := e.newTenant("o", "r")
+	tn := e.NewTenant("o", "r")
 	doc := []byte(strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB
-	e.gh.AddFile("o", "r", commitA, "big.md", doc)
-	src := e.addSource(tn, "runtime", "big.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	e.call(tok, "git_document_get", map[string]any{"source_id": src})
+	e.GH.AddFile("o", "r", servertest.CommitA, "big.md", doc)
+	src := e.AddSource(tn, "runtime", "big.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	e.Call(tok, "git_document_get", map[string]any{"source_id": src})
 	idle := func() { // idle connections keep their buffers; they are not the reads' memory
-		e.gh.HTTPClient().CloseIdleConnections()
+		e.GH.HTTPClient().CloseIdleConnections()
 		http.DefaultClient.CloseIdleConnections()
 	}
 	idle()
@@ -216,7 +218,7 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 64 {
 			wg.Go(func() {
-				r := e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+				r := e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
 				switch c := rpcOutcome(r); c {
 				case "ok":
 					completed.Add(1)

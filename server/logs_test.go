@@ -1,9 +1,9 @@
-package server
+package server_test
 
 // Logging rows of the attack matrix (docs/security-tests.md §2.8). LG-01 also
-// runs over the whole server suite: every testEnv checks at cleanup that none
+// runs over the whole server suite: every servertest.Env checks at cleanup that none
 // of the tokens, cursors and content it handled reached its log
-// (canary_test.go); internal/systemtest does the same for the secrets only serve
+// (servertest/canary.go); internal/systemtest does the same for the secrets only serve
 // sees (database password, cursor key, App key).
 
 import (
@@ -24,8 +24,10 @@ import (
 	"heyaira/github/githubtest"
 	"heyaira/internal/logbuf"
 	"heyaira/oauth"
+	"heyaira/server/internal/servertest"
 	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
+	"heyaira/server/metrics"
 	"heyaira/store"
 )
 
@@ -62,23 +64,23 @@ func linesFor(lines []map[string]any, reqID string) []map[string]any {
 // carry, so a clean scan means something.
 func TestLG01CanaryScannerFindsEveryForm(t *testing.T) {
 	t.Parallel()
-	secret := "hya_" + randomB64() + "/+"
+	secret := "hya_" + servertest.RandomB64() + "/+"
 	for _, form := range []string{
 		secret, base64.StdEncoding.EncodeToString([]byte(secret)), base64.RawURLEncoding.EncodeToString([]byte(secret)),
 		url.QueryEscape(secret), url.PathEscape(secret), secret[10:22], `{"x":"` + secret[5:30] + `"}`,
 	} {
-		c := &canarySet{}
-		c.secret("token", secret)
-		if len(c.find("log line: "+form+" end")) == 0 {
+		c := &servertest.CanarySet{}
+		c.Secret("token", secret)
+		if len(c.Find("log line: "+form+" end")) == 0 {
 			t.Errorf("the scanner misses %q", form)
 		}
 	}
-	c := &canarySet{}
-	c.content("content", "line one\nline \"two\" é and more text beyond 32 bytes")
-	if len(c.find(`{"msg":"line one\nline \"two\" é and more text beyond 32 bytes"}`)) == 0 {
+	c := &servertest.CanarySet{}
+	c.Content("content", "line one\nline \"two\" é and more text beyond 32 bytes")
+	if len(c.Find(`{"msg":"line one\nline \"two\" é and more text beyond 32 bytes"}`)) == 0 {
 		t.Error("the scanner misses JSON-escaped content")
 	}
-	if found := c.find("nothing here"); len(found) != 0 {
+	if found := c.Find("nothing here"); len(found) != 0 {
 		t.Errorf("false positive: %v", found)
 	}
 }
@@ -90,34 +92,34 @@ func TestLG01CanaryScannerFindsEveryForm(t *testing.T) {
 // database as a whole is TestCR02SecretsStoredOnlyHashed).
 func TestLG01EveryPositionStaysOutOfLogs(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	canary := "CANARY-" + randomB64()
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	canary := "CANARY-" + servertest.RandomB64()
 	doc := []byte(strings.Repeat(canary+" é text\n", 40))
-	e.gh.AddFile("o", "r", commitA, "docs/a.md", doc)
-	e.gh.AddFile("o", "r", commitA, "docs/b.md", []byte("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"))
-	src := e.addSource(tn, "runtime", "docs/a.md", commitA, "", 300)
-	srcB := e.addSource(tn, "runtime", "docs/b.md", commitA, "", 300)
-	c := e.register("http://127.0.0.1/cb")
-	b := e.browser(t)
-	link := e.signinLink(tn.principal)
-	b.get("/oauth/authorize?" + c.authorizeQuery("").Encode())
-	sp := b.get("/signin?token=" + link)
-	e.canaries.secret("sign-in CSRF field", hidden(sp.body).Get("csrf"))
-	e.canaries.secret("sign-in CSRF cookie", readJarCookie(b, e, "heyaira_signin_csrf"))
-	next := b.post("/signin", hidden(sp.body)).header.Get("Location")
-	e.canaries.secret("session cookie", readJarCookie(b, e, "heyaira_session"))
-	consent := b.get(next)
-	e.canaries.secret("request handle", hidden(consent.body).Get("request"))
-	e.canaries.secret("consent CSRF", hidden(consent.body).Get("csrf"))
-	code := codeFrom(t, b.approve(consent, tn.project, "documents:read", "memory:read", "memory:write"))
-	tk := e.exchange(c, code)
-	access, refresh := str(tk.body, "access_token"), str(tk.body, "refresh_token")
+	e.GH.AddFile("o", "r", servertest.CommitA, "docs/a.md", doc)
+	e.GH.AddFile("o", "r", servertest.CommitA, "docs/b.md", []byte("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"))
+	src := e.AddSource(tn, "runtime", "docs/a.md", servertest.CommitA, "", 300)
+	srcB := e.AddSource(tn, "runtime", "docs/b.md", servertest.CommitA, "", 300)
+	c := e.Register("http://127.0.0.1/cb")
+	b := e.Browser(t)
+	link := e.SigninLink(tn.Principal)
+	b.Get("/oauth/authorize?" + c.AuthorizeQuery("").Encode())
+	sp := b.Get("/signin?token=" + link)
+	e.Canaries.Secret("sign-in CSRF field", servertest.Hidden(sp.Body).Get("csrf"))
+	e.Canaries.Secret("sign-in CSRF cookie", readJarCookie(b, e, "heyaira_signin_csrf"))
+	next := b.Post("/signin", servertest.Hidden(sp.Body)).Header.Get("Location")
+	e.Canaries.Secret("session cookie", readJarCookie(b, e, "heyaira_session"))
+	consent := b.Get(next)
+	e.Canaries.Secret("request handle", servertest.Hidden(consent.Body).Get("request"))
+	e.Canaries.Secret("consent CSRF", servertest.Hidden(consent.Body).Get("csrf"))
+	code := servertest.CodeFrom(t, b.Approve(consent, tn.Project, "documents:read", "memory:read", "memory:write"))
+	tk := e.Exchange(c, code)
+	access, refresh := servertest.Str(tk.Body, "access_token"), servertest.Str(tk.Body, "refresh_token")
 
 	// Documents: a whole read through cursors, a tampered cursor.
 	args := map[string]any{"source_id": src}
 	for {
-		sc, isErr, raw := e.call(access, "git_document_get", args)
+		sc, isErr, raw := e.Call(access, "git_document_get", args)
 		if isErr {
 			t.Fatalf("read: %s", raw)
 		}
@@ -127,38 +129,38 @@ func TestLG01EveryPositionStaysOutOfLogs(t *testing.T) {
 		}
 		args = map[string]any{"source_id": src, "cursor": next}
 	}
-	e.call(access, "git_document_get", map[string]any{"source_id": src, "cursor": "x" + args["cursor"].(string)})
-	e.call(access, "memory_put", map[string]any{"key": "k", "content": canary + " memory content"})
-	e.canaries.content("memory content", canary+" memory content")
+	e.Call(access, "git_document_get", map[string]any{"source_id": src, "cursor": "x" + args["cursor"].(string)})
+	e.Call(access, "memory_put", map[string]any{"key": "k", "content": canary + " memory content"})
+	e.Canaries.Content("memory content", canary+" memory content")
 	// GitHub error bodies carrying the canary, on contents and on a mint.
-	e.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"`+canary+`-500 body"}`))
-	e.call(access, "git_document_get", map[string]any{"source_id": src})
-	e.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(404, `{"message":"`+canary+`-404 body"}`))
-	e.call(access, "git_document_get", map[string]any{"source_id": srcB})
-	e.gh.RevokeTokens() // a 401 on the cached token: drop, re-mint, retry
-	e.call(access, "git_document_get", map[string]any{"source_id": srcB})
+	e.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"`+canary+`-500 body"}`))
+	e.Call(access, "git_document_get", map[string]any{"source_id": src})
+	e.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(404, `{"message":"`+canary+`-404 body"}`))
+	e.Call(access, "git_document_get", map[string]any{"source_id": srcB})
+	e.GH.RevokeTokens() // a 401 on the cached token: drop, re-mint, retry
+	e.Call(access, "git_document_get", map[string]any{"source_id": srcB})
 
-	e.canaries.secret("GitHub error body", canary+"-500 body")
-	e.canaries.secret("download_url token", e.gh.DownloadURLToken())
-	for _, tok := range e.gh.IssuedTokens() {
-		e.canaries.secret("installation token", tok)
+	e.Canaries.Secret("GitHub error body", canary+"-500 body")
+	e.Canaries.Secret("download_url token", e.GH.DownloadURLToken())
+	for _, tok := range e.GH.IssuedTokens() {
+		e.Canaries.Secret("installation token", tok)
 	}
-	for _, jwt := range e.gh.SeenJWTs() {
-		e.canaries.secret("App JWT", jwt)
+	for _, jwt := range e.GH.SeenJWTs() {
+		e.Canaries.Secret("App JWT", jwt)
 	}
-	if len(e.gh.IssuedTokens()) < 2 || len(e.gh.SeenJWTs()) < 2 {
-		t.Fatalf("the flow minted %d tokens with %d JWTs; the scan would prove little", len(e.gh.IssuedTokens()), len(e.gh.SeenJWTs()))
+	if len(e.GH.IssuedTokens()) < 2 || len(e.GH.SeenJWTs()) < 2 {
+		t.Fatalf("the flow minted %d tokens with %d JWTs; the scan would prove little", len(e.GH.IssuedTokens()), len(e.GH.SeenJWTs()))
 	}
 	for _, line := range strings.Split(string(githubtest.KeyPEM()), "\n") {
 		if !strings.HasPrefix(line, "-----") {
-			e.canaries.secret("App key PEM", line)
+			e.Canaries.Secret("App key PEM", line)
 		}
 	}
-	e.refresh(c, refresh)
-	e.refresh(c, refresh) // reuse: audited
-	e.exchange(c, code)   // replay: refused, and revokes the first tokens
+	e.Refresh(c, refresh)
+	e.Refresh(c, refresh) // reuse: audited
+	e.Exchange(c, code)   // replay: refused, and revokes the first tokens
 	var audit strings.Builder
-	rows, err := e.db.SQL().Query(`SELECT row_to_json(a)::text FROM audit_events a`)
+	rows, err := e.DB.SQL().Query(`SELECT row_to_json(a)::text FROM audit_events a`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +173,12 @@ func TestLG01EveryPositionStaysOutOfLogs(t *testing.T) {
 	if !strings.Contains(audit.String(), "document.read") {
 		t.Fatal("no document read was audited: the audit dump proves nothing")
 	}
-	for _, leak := range e.canaries.find(audit.String()) {
+	for _, leak := range e.Canaries.Find(audit.String()) {
 		t.Errorf("audit_events holds %s", leak)
 	}
-	// The log is scanned by newTestEnv's cleanup; check here too, to fail
+	// The log is scanned by servertest.New's cleanup; check here too, to fail
 	// with this test's name.
-	for _, leak := range e.canaries.find(e.logs.String()) {
+	for _, leak := range e.Canaries.Find(e.Logs.String()) {
 		t.Errorf("the log holds %s", leak)
 	}
 }
@@ -187,13 +189,13 @@ func TestLG01EveryPositionStaysOutOfLogs(t *testing.T) {
 // is forged, and every value is escaped and cut at web.MaxLogValue (256) bytes.
 func TestLG02LogInjection(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "documents:read", "memory:read")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "documents:read", "memory:read")
 	forged := "\n{\"level\":\"INFO\",\"msg\":\"forged\"}\r\x1b[31m" + strings.Repeat("A", 10<<10)
-	e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}, "client_name": forged})
+	e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}, "client_name": forged})
 	q := url.Values{"response_type": {"code"}, "client_id": {forged}, "redirect_uri": {"http://127.0.0.1/cb"}, "state": {forged}}
-	req, _ := http.NewRequest("GET", e.srv.URL+"/oauth/authorize?"+q.Encode(), nil)
+	req, _ := http.NewRequest("GET", e.Srv.URL+"/oauth/authorize?"+q.Encode(), nil)
 	// Go's client refuses control characters in a header; the rest goes.
 	req.Header.Set("User-Agent", strings.Map(func(r rune) rune {
 		if r < 0x20 {
@@ -205,12 +207,12 @@ func TestLG02LogInjection(t *testing.T) {
 		resp.Body.Close()
 	}
 	m, _ := json.Marshal(forged)
-	e.post(`{"jsonrpc":"2.0","id":1,"method":`+string(m)+`}`, "Authorization", "Bearer "+tok)
-	e.call(tok, "git_document_get", map[string]any{"source_id": forged})
-	e.call(tok, "memory_get", map[string]any{"key": forged})
-	e.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer "+tok)
+	e.Post(`{"jsonrpc":"2.0","id":1,"method":`+string(m)+`}`, "Authorization", "Bearer "+tok)
+	e.Call(tok, "git_document_get", map[string]any{"source_id": forged})
+	e.Call(tok, "memory_get", map[string]any{"key": forged})
+	e.Post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer "+tok)
 
-	lines := logLines(t, e.logs.String())
+	lines := logLines(t, e.Logs.String())
 	if len(lines) < 6 {
 		t.Fatalf("%d log lines", len(lines))
 	}
@@ -224,7 +226,7 @@ func TestLG02LogInjection(t *testing.T) {
 			}
 		}
 	}
-	for _, line := range strings.Split(e.logs.String(), "\n") {
+	for _, line := range strings.Split(e.Logs.String(), "\n") {
 		if strings.ContainsAny(line, "\r\x1b") {
 			t.Errorf("a raw control character reached the log: %.100q", line)
 		}
@@ -237,27 +239,27 @@ func TestLG02LogInjection(t *testing.T) {
 // document reads also write an audit row.
 func TestLG03OneEventPerAction(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	other := e.newTenant("o", "x")
-	e.gh.AddFile("o", "r", commitA, "a.md", mixedText(3000))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	foreign := e.addSource(other, "runtime", "a.md", commitA, "", 1000)
-	docs := e.token(tn, "documents:read")
-	memOnly := e.token(tn, "memory:read")
-	sc, _, _ := e.call(docs, "git_document_get", map[string]any{"source_id": src})
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	other := e.NewTenant("o", "x")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", servertest.MixedText(3000))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	foreign := e.AddSource(other, "runtime", "a.md", servertest.CommitA, "", 1000)
+	docs := e.Token(tn, "documents:read")
+	memOnly := e.Token(tn, "memory:read")
+	sc, _, _ := e.Call(docs, "git_document_get", map[string]any{"source_id": src})
 	cur := sc["next_cursor"].(string)
-	c := e.register("http://127.0.0.1/cb")
-	rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
-	e.refresh(c, rt)
+	c := e.Register("http://127.0.0.1/cb")
+	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
+	e.Refresh(c, rt)
 
-	callTool := func(tok, tool string, args map[string]any) reply {
-		return e.rpc(tok, "tools/call", map[string]any{"name": tool, "arguments": args})
+	callTool := func(tok, tool string, args map[string]any) servertest.Reply {
+		return e.RPC(tok, "tools/call", map[string]any{"name": tool, "arguments": args})
 	}
-	b := e.browser(t)
-	b.signIn(tn.principal)
-	consent := b.consent(c.authorizeQuery("memory:read"))
-	deny := hidden(consent.body)
+	b := e.Browser(t)
+	b.SignIn(tn.Principal)
+	consent := b.Consent(c.AuthorizeQuery("memory:read"))
+	deny := servertest.Hidden(consent.Body)
 	deny.Set("decision", "deny")
 	events := []struct {
 		name  string
@@ -265,44 +267,44 @@ func TestLG03OneEventPerAction(t *testing.T) {
 		want  map[string]any // fields the line must hold (nil value: present, any value)
 		audit string         // audit action expected for this request, if any
 	}{
-		{"401 without a token", func() http.Header { return e.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`).header },
+		{"401 without a token", func() http.Header { return e.Post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`).Header },
 			map[string]any{"route": "POST /mcp", "status": 401.0}, ""},
 		{"403 insufficient_scope", func() http.Header {
-			return callTool(memOnly, "git_document_get", map[string]any{"source_id": src}).header
+			return callTool(memOnly, "git_document_get", map[string]any{"source_id": src}).Header
 		},
-			map[string]any{"status": 403.0, "tool": "git_document_get", "code": "insufficient_scope", "project": tn.project, "principal": nil}, ""},
+			map[string]any{"status": 403.0, "tool": "git_document_get", "code": "insufficient_scope", "project": tn.Project, "principal": nil}, ""},
 		{"AZ-05 another project's source", func() http.Header {
-			return callTool(docs, "git_document_get", map[string]any{"source_id": foreign}).header
+			return callTool(docs, "git_document_get", map[string]any{"source_id": foreign}).Header
 		},
-			map[string]any{"tool": "git_document_get", "code": "source_not_found", "source": foreign, "project": tn.project}, ""},
+			map[string]any{"tool": "git_document_get", "code": "source_not_found", "source": foreign, "project": tn.Project}, ""},
 		{"CU-01 tampered cursor", func() http.Header {
 			flipped := map[bool]string{true: "B", false: "A"}[cur[0] == 'A'] + cur[1:]
-			return callTool(docs, "git_document_get", map[string]any{"source_id": src, "cursor": flipped}).header
+			return callTool(docs, "git_document_get", map[string]any{"source_id": src, "cursor": flipped}).Header
 		}, map[string]any{"code": "cursor_invalid", "source": src}, ""},
-		{"document read", func() http.Header { return callTool(docs, "git_document_get", map[string]any{"source_id": src}).header },
-			map[string]any{"tool": "git_document_get", "code": "ok", "source": src, "project": tn.project, "principal": nil}, "document.read"},
-		{"OA-10 refresh reuse", func() http.Header { return e.refresh(c, rt).header },
-			map[string]any{"route": "POST /oauth/token", "status": 400.0, "code": "invalid_grant", "reason": nil, "client_id": e.clientRow(c)}, "oauth_refresh.reuse"},
+		{"document read", func() http.Header { return callTool(docs, "git_document_get", map[string]any{"source_id": src}).Header },
+			map[string]any{"tool": "git_document_get", "code": "ok", "source": src, "project": tn.Project, "principal": nil}, "document.read"},
+		{"OA-10 refresh reuse", func() http.Header { return e.Refresh(c, rt).Header },
+			map[string]any{"route": "POST /oauth/token", "status": 400.0, "code": "invalid_grant", "reason": nil, "client_id": e.ClientRow(c)}, "oauth_refresh.reuse"},
 		{"PKCE failure", func() http.Header {
-			code := e.flow(t, tn, c, "memory:read", "memory:read")
-			return e.exchange(c, code, "code_verifier", oauthB64([]byte(strings.Repeat("w", 40)))).header
+			code := e.Flow(t, tn, c, "memory:read", "memory:read")
+			return e.Exchange(c, code, "code_verifier", servertest.OAuthB64([]byte(strings.Repeat("w", 40)))).Header
 		}, map[string]any{"status": 400.0, "code": "invalid_grant"}, ""},
 		{"redirect mismatch", func() http.Header {
-			q := c.authorizeQuery("")
+			q := c.AuthorizeQuery("")
 			q.Set("redirect_uri", "https://evil.example/cb")
-			return b.get("/oauth/authorize?" + q.Encode()).header
+			return b.Get("/oauth/authorize?" + q.Encode()).Header
 		}, map[string]any{"route": "GET /oauth/authorize", "status": 400.0, "code": "invalid_client_or_redirect"}, ""},
 		{"DCR", func() http.Header {
-			return e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/x"}}).header
+			return e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/x"}}).Header
 		}, map[string]any{"route": "POST /oauth/register", "status": 201.0, "code": "ok", "client_id": nil}, ""},
-		{"consent denied", func() http.Header { return b.post("/oauth/authorize", deny).header },
-			map[string]any{"route": "POST /oauth/authorize", "code": "access_denied", "client_id": e.clientRow(c)}, ""},
+		{"consent denied", func() http.Header { return b.Post("/oauth/authorize", deny).Header },
+			map[string]any{"route": "POST /oauth/authorize", "code": "access_denied", "client_id": e.ClientRow(c)}, ""},
 	}
 	for _, ev := range events {
-		auditBefore := e.countRows("audit_events")
+		auditBefore := e.CountRows("audit_events")
 		h := ev.do()
 		id := h.Get("X-Request-Id")
-		got := linesFor(logLines(t, e.logs.String()), id)
+		got := linesFor(logLines(t, e.Logs.String()), id)
 		if id == "" || len(got) != 1 {
 			t.Errorf("%s: %d log lines for request %q, want exactly 1: %v", ev.name, len(got), id, got)
 			continue
@@ -324,7 +326,7 @@ func TestLG03OneEventPerAction(t *testing.T) {
 			}
 		}
 		if ev.audit != "" {
-			if e.countRows(`audit_events WHERE action = '`+ev.audit+`'`) == 0 || e.countRows("audit_events") <= auditBefore {
+			if e.CountRows(`audit_events WHERE action = '`+ev.audit+`'`) == 0 || e.CountRows("audit_events") <= auditBefore {
 				t.Errorf("%s: no %s audit row", ev.name, ev.audit)
 			}
 		}
@@ -339,13 +341,12 @@ func TestLG03OneEventPerAction(t *testing.T) {
 // Row PF-06 (docs/security-tests.md).
 func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	t.Parallel()
-	secret := "PANIC-SECRET-" + randomB64()
+	secret := "PANIC-SECRET-" + servertest.RandomB64()
 	logs := &logbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	cfg := Config{PublicURL: "http://127.0.0.1"}
-	cfg.setDefaults()
-	cfg.secrets = testSecrets()
-	bearer := "Bearer " + cfg.secrets.Mint(oauth.PrefixAccess, time.Time{})
+	secrets := testSecrets()
+	counters := metrics.New()
+	bearer := "Bearer " + secrets.Mint(oauth.PrefixAccess, time.Time{})
 	values := map[string]any{"string": "boom " + secret, "error": errors.New("boom " + secret), "other": struct{ S string }{secret}}
 	type boomArgs struct {
 		Kind string `json:"kind" arg:"text"`
@@ -353,13 +354,13 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	boom := &mcp.Tool{Name: "boom", Scope: "memory:read", ToolArgs: mcp.Typed(func(ctx context.Context, p mcp.Principal, a *boomArgs) (any, error) {
 		panic(values[a.Kind])
 	})}
-	tools := mcp.NewToolTable(logger, web.NewRateLimiter(1000, 1000), cfg.Metrics, cfg.Now, []*mcp.Tool{boom})
+	tools := mcp.NewToolTable(logger, web.NewRateLimiter(1000, 1000), counters, time.Now, []*mcp.Tool{boom})
 	authn := func(context.Context, []byte) (store.Auth, error) {
-		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: cfg.resource(), Scopes: []string{"memory:read"}}, nil
+		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: "http://127.0.0.1/mcp", Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = mcp.HandleMCP(logger, tools, cfg.mcpConfig(), authn)
-	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, cfg.Metrics, web.WithSecurityHeaders(h))))
+	var h http.Handler = mcp.HandleMCP(logger, tools, testMCPConfig(secrets), authn)
+	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, counters, web.WithSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(body string) (*http.Response, error) {
@@ -399,37 +400,37 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	if strings.Contains(logs.String(), secret[6:]) {
 		t.Error("the panic value reached the log")
 	}
-	var metrics strings.Builder
-	cfg.Metrics.WriteText(&metrics)
-	if want := fmt.Sprintf(`heyaira_http_requests_total{route="other",status="500"} %d`, len(values)); !strings.Contains(metrics.String(), want) {
-		t.Errorf("the panics were not counted: want %s in\n%s", want, metrics.String())
+	var counted strings.Builder
+	counters.WriteText(&counted)
+	if want := fmt.Sprintf(`heyaira_http_requests_total{route="other",status="500"} %d`, len(values)); !strings.Contains(counted.String(), want) {
+		t.Errorf("the panics were not counted: want %s in\n%s", want, counted.String())
 	}
 
 	// An SQL failure inside a tool, and a GitHub 500 with a body.
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "memory:write", "documents:read")
-	e.exec(`CREATE FUNCTION fault_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "memory:write", "documents:read")
+	e.Exec(`CREATE FUNCTION fault_fail() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'injected failure in table memories'; END $$`)
-	e.exec(`CREATE TRIGGER fault BEFORE INSERT OR UPDATE ON memories FOR EACH ROW EXECUTE FUNCTION fault_fail()`)
-	r := e.rpc(tok, "tools/call", map[string]any{"name": "memory_put", "arguments": map[string]any{"key": "k", "content": "v"}})
-	id := r.header.Get("X-Request-Id")
-	if rpcOutcome(r) != "internal" || !strings.Contains(string(r.raw), id) {
-		t.Errorf("SQL failure: %s, want internal with request id %s", r.raw, id)
+	e.Exec(`CREATE TRIGGER fault BEFORE INSERT OR UPDATE ON memories FOR EACH ROW EXECUTE FUNCTION fault_fail()`)
+	r := e.RPC(tok, "tools/call", map[string]any{"name": "memory_put", "arguments": map[string]any{"key": "k", "content": "v"}})
+	id := r.Header.Get("X-Request-Id")
+	if rpcOutcome(r) != "internal" || !strings.Contains(string(r.Raw), id) {
+		t.Errorf("SQL failure: %s, want internal with request id %s", r.Raw, id)
 	}
 	for _, leak := range []string{"injected", "memories", "pq:", "P0001"} {
-		if strings.Contains(string(r.raw), leak) {
-			t.Errorf("SQL failure: the answer holds %q: %s", leak, r.raw)
+		if strings.Contains(string(r.Raw), leak) {
+			t.Errorf("SQL failure: the answer holds %q: %s", leak, r.Raw)
 		}
 	}
-	if n := len(linesFor(logLines(t, e.logs.String()), id)); n != 2 {
+	if n := len(linesFor(logLines(t, e.Logs.String()), id)); n != 2 {
 		t.Errorf("SQL failure: %d log lines, want the error and the access line", n)
 	}
-	e.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"`+secret+` from GitHub"}`))
-	r = e.rpc(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
-	if rpcOutcome(r) != "provider_unavailable" || strings.Contains(string(r.raw), secret) || strings.Contains(e.logs.String(), secret) {
-		t.Errorf("GitHub 500 with a body: %s", r.raw)
+	e.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"`+secret+` from GitHub"}`))
+	r = e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
+	if rpcOutcome(r) != "provider_unavailable" || strings.Contains(string(r.Raw), secret) || strings.Contains(e.Logs.String(), secret) {
+		t.Errorf("GitHub 500 with a body: %s", r.Raw)
 	}
 }

@@ -1,7 +1,9 @@
-package server
+package server_test
 
 import (
 	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,9 +13,9 @@ import (
 // Rows AZ-12, IN-09 (docs/security-tests.md).
 func TestMCPTransport(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.AllowedOrigins = []string{"https://app.example"} })
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "memory:read")
+	e := servertest.New(t, func(c *server.Config) { c.AllowedOrigins = []string{"https://app.example"} })
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "memory:read")
 	auth := "Bearer " + tok
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
@@ -45,12 +47,12 @@ func TestMCPTransport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.post(tt.body, tt.headers...)
-			if r.status != tt.wantStatus || !strings.Contains(string(r.raw), tt.wantBody) {
-				t.Fatalf("HTTP %d %s; want %d containing %q", r.status, r.raw, tt.wantStatus, tt.wantBody)
+			r := e.Post(tt.body, tt.headers...)
+			if r.Status != tt.wantStatus || !strings.Contains(string(r.Raw), tt.wantBody) {
+				t.Fatalf("HTTP %d %s; want %d containing %q", r.Status, r.Raw, tt.wantStatus, tt.wantBody)
 			}
-			if strings.Contains(string(r.raw), `"error":null`) || strings.Contains(string(r.raw), `"id":null`) {
-				t.Errorf("response carries a null error or id: %s", r.raw)
+			if strings.Contains(string(r.Raw), `"error":null`) || strings.Contains(string(r.Raw), `"id":null`) {
+				t.Errorf("response carries a null error or id: %s", r.Raw)
 			}
 		})
 	}
@@ -59,9 +61,9 @@ func TestMCPTransport(t *testing.T) {
 // Row AZ-01 (docs/security-tests.md).
 func TestMCPGetAndDeleteAre405(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
+	e := servertest.New(t)
 	for _, m := range []string{"GET", "DELETE"} {
-		req, _ := http.NewRequest(m, e.srv.URL+"/mcp", nil)
+		req, _ := http.NewRequest(m, e.Srv.URL+"/mcp", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -76,19 +78,19 @@ func TestMCPGetAndDeleteAre405(t *testing.T) {
 // Row AZ-10 (docs/security-tests.md).
 func TestInitializeNegotiatesVersion(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.token(e.newTenant("o", "r"), "memory:read")
+	e := servertest.New(t)
+	tok := e.Token(e.NewTenant("o", "r"), "memory:read")
 	for requested, want := range map[string]string{
 		"2025-11-25": "2025-11-25", "2025-06-18": "2025-06-18", "2025-03-26": "2025-03-26",
 		"2024-11-05": "2024-11-05", "2099-01-01": "2025-11-25",
 	} {
-		r := e.rpc(tok, "initialize", map[string]any{"protocolVersion": requested, "capabilities": map[string]any{},
+		r := e.RPC(tok, "initialize", map[string]any{"protocolVersion": requested, "capabilities": map[string]any{},
 			"clientInfo": map[string]any{"name": "t", "version": "1"}})
-		res, _ := r.body["result"].(map[string]any)
-		if r.status != 200 || res["protocolVersion"] != want {
-			t.Errorf("initialize(%s) = %d %s, want version %s", requested, r.status, r.raw, want)
+		res, _ := r.Body["result"].(map[string]any)
+		if r.Status != 200 || res["protocolVersion"] != want {
+			t.Errorf("initialize(%s) = %d %s, want version %s", requested, r.Status, r.Raw, want)
 		}
-		if strings.Contains(string(r.raw), "Mcp-Session-Id") || r.header.Get("Mcp-Session-Id") != "" {
+		if strings.Contains(string(r.Raw), "Mcp-Session-Id") || r.Header.Get("Mcp-Session-Id") != "" {
 			t.Errorf("stateless server issued a session id")
 		}
 	}
@@ -96,10 +98,10 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 
 func TestToolsListShape(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.legacyToken(e.newTenant("o", "r"))
-	r := e.rpc(tok, "tools/list", nil)
-	tools, _ := r.body["result"].(map[string]any)["tools"].([]any)
+	e := servertest.New(t)
+	tok := e.LegacyToken(e.NewTenant("o", "r"))
+	r := e.RPC(tok, "tools/list", nil)
+	tools, _ := r.Body["result"].(map[string]any)["tools"].([]any)
 	names := map[string]bool{}
 	for _, x := range tools {
 		tl := x.(map[string]any)
@@ -139,32 +141,32 @@ func TestToolsListShape(t *testing.T) {
 			t.Errorf("tools/list lacks %s", want)
 		}
 	}
-	if strings.Contains(string(r.raw), "null") {
-		t.Errorf("tools/list carries a null: %s", r.raw)
+	if strings.Contains(string(r.Raw), "null") {
+		t.Errorf("tools/list carries a null: %s", r.Raw)
 	}
 }
 
 // Rows AZ-01, AZ-02 (docs/security-tests.md).
 func TestBearerChallenges(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	meta := `resource_metadata="` + e.cfg.PublicURL + `/.well-known/oauth-protected-resource/mcp"`
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	meta := `resource_metadata="` + e.Cfg.PublicURL + `/.well-known/oauth-protected-resource/mcp"`
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
-	expired := e.token(tn, "memory:read")
+	expired := e.Token(tn, "memory:read")
 	// Expired by the server's clock (e.clock, which stands still), not the
 	// database's: on a loaded machine the two can be seconds apart.
-	e.exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.clock.now().Add(-time.Second))
-	revoked := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
-	grantRevoked := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, oauth.Hash(grantRevoked))
-	otherAudience := e.token(tn, "memory:read")
-	e.exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(otherAudience))
-	exMember := e.token(tn, "memory:read")
-	legacyRevoked := e.legacyToken(tn)
-	e.exec(`UPDATE legacy_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(legacyRevoked))
+	e.Exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.Clock.Now().Add(-time.Second))
+	revoked := e.Token(tn, "memory:read")
+	e.Exec(`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(revoked))
+	grantRevoked := e.Token(tn, "memory:read")
+	e.Exec(`UPDATE oauth_grants SET revoked_at = now() WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = $1)`, oauth.Hash(grantRevoked))
+	otherAudience := e.Token(tn, "memory:read")
+	e.Exec(`UPDATE oauth_tokens SET resource = 'https://elsewhere.example/mcp' WHERE token_hash = $1`, oauth.Hash(otherAudience))
+	exMember := e.Token(tn, "memory:read")
+	legacyRevoked := e.LegacyToken(tn)
+	e.Exec(`UPDATE legacy_tokens SET revoked_at = now() WHERE token_hash = $1`, oauth.Hash(legacyRevoked))
 
 	tests := []struct {
 		name, header, want string
@@ -180,62 +182,62 @@ func TestBearerChallenges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r reply
+			var r servertest.Reply
 			if tt.header == "" {
-				r = e.post(ping)
+				r = e.Post(ping)
 			} else {
-				r = e.post(ping, "Authorization", tt.header)
+				r = e.Post(ping, "Authorization", tt.header)
 			}
-			if r.status != 401 || r.header.Get("WWW-Authenticate") != tt.want {
-				t.Fatalf("HTTP %d WWW-Authenticate %q; want 401 %q", r.status, r.header.Get("WWW-Authenticate"), tt.want)
+			if r.Status != 401 || r.Header.Get("WWW-Authenticate") != tt.want {
+				t.Fatalf("HTTP %d WWW-Authenticate %q; want 401 %q", r.Status, r.Header.Get("WWW-Authenticate"), tt.want)
 			}
 		})
 	}
 	// Membership is re-checked on every request.
-	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 200 {
-		t.Fatalf("member: HTTP %d", r.status)
+	if r := e.Post(ping, "Authorization", "Bearer "+exMember); r.Status != 200 {
+		t.Fatalf("member: HTTP %d", r.Status)
 	}
 	// Raw SQL on purpose: the membership row alone goes, the token stays
 	// unrevoked, so this shows the join of the token check. remove-member,
 	// which also revokes the tokens, is TestAZ08CursorNeverAuthorizes's case.
-	e.exec(`DELETE FROM project_members WHERE project_id = $1`, tn.project)
-	if r := e.post(ping, "Authorization", "Bearer "+exMember); r.status != 401 {
-		t.Fatalf("after removal from the project: HTTP %d, want 401", r.status)
+	e.Exec(`DELETE FROM project_members WHERE project_id = $1`, tn.Project)
+	if r := e.Post(ping, "Authorization", "Bearer "+exMember); r.Status != 401 {
+		t.Fatalf("after removal from the project: HTTP %d, want 401", r.Status)
 	}
 }
 
 // Row DB-01 (docs/security-tests.md).
 func TestStoreDownIs503NotUnauthorized(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tok := e.token(e.newTenant("o", "r"), "memory:read")
-	e.db.Close() // the database stops answering
-	r := e.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer "+tok)
-	if r.status != 503 || r.header.Get("Retry-After") == "" || r.header.Get("WWW-Authenticate") != "" {
+	e := servertest.New(t)
+	tok := e.Token(e.NewTenant("o", "r"), "memory:read")
+	e.DB.Close() // the database stops answering
+	r := e.Post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Authorization", "Bearer "+tok)
+	if r.Status != 503 || r.Header.Get("Retry-After") == "" || r.Header.Get("WWW-Authenticate") != "" {
 		t.Fatalf("HTTP %d Retry-After %q WWW-Authenticate %q; want 503 with Retry-After and no challenge",
-			r.status, r.header.Get("Retry-After"), r.header.Get("WWW-Authenticate"))
+			r.Status, r.Header.Get("Retry-After"), r.Header.Get("WWW-Authenticate"))
 	}
 }
 
 func TestProtectedResourceMetadata(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
+	e := servertest.New(t)
 	for path, resource := range map[string]string{
-		"/.well-known/oauth-protected-resource/mcp": e.cfg.PublicURL + "/mcp",
-		"/.well-known/oauth-protected-resource":     e.cfg.PublicURL,
+		"/.well-known/oauth-protected-resource/mcp": e.Cfg.PublicURL + "/mcp",
+		"/.well-known/oauth-protected-resource":     e.Cfg.PublicURL,
 	} {
-		req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+		req, _ := http.NewRequest("GET", e.Srv.URL+path, nil)
 		req.Host = "attacker.example" // metadata is built from configuration, never from Host
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var doc map[string]any
-		decodeBody(t, resp, &doc)
+		servertest.DecodeBody(t, resp, &doc)
 		if resp.StatusCode != 200 || doc["resource"] != resource {
 			t.Errorf("GET %s: %d resource %v, want %s", path, resp.StatusCode, doc["resource"], resource)
 		}
-		if as, _ := doc["authorization_servers"].([]any); len(as) != 1 || as[0] != e.cfg.PublicURL {
+		if as, _ := doc["authorization_servers"].([]any); len(as) != 1 || as[0] != e.Cfg.PublicURL {
 			t.Errorf("GET %s: authorization_servers %v", path, doc["authorization_servers"])
 		}
 	}

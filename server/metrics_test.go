@@ -1,6 +1,8 @@
-package server
+package server_test
 
 import (
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"io"
 	"net/http"
 	"strconv"
@@ -10,14 +12,14 @@ import (
 
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.MetricsOnMain = true })
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
-	tok := e.token(tn, "documents:read")
-	e.call(tok, "git_document_get", map[string]any{"source_id": src})
-	e.call(tok, "git_document_get", map[string]any{"source_id": "nope"})
-	resp, err := http.Get(e.srv.URL + "/metrics")
+	e := servertest.New(t, func(c *server.Config) { c.MetricsOnMain = true })
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "x.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "x.md", servertest.CommitA, "", 65536)
+	tok := e.Token(tn, "documents:read")
+	e.Call(tok, "git_document_get", map[string]any{"source_id": src})
+	e.Call(tok, "git_document_get", map[string]any{"source_id": "nope"})
+	resp, err := http.Get(e.Srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +49,12 @@ func TestMetricsEndpoint(t *testing.T) {
 // bytes on disk, which grow with its rows.
 func TestAR04AuditGrowthMetrics(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.MetricsOnMain = true })
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "documents:read")
+	e := servertest.New(t, func(c *server.Config) { c.MetricsOnMain = true })
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "documents:read")
 	scrape := func() (rows, bytes float64) {
 		t.Helper()
-		resp, err := http.Get(e.srv.URL + "/metrics")
+		resp, err := http.Get(e.Srv.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +74,11 @@ func TestAR04AuditGrowthMetrics(t *testing.T) {
 	}
 	_, before := scrape()
 	for range 300 { // refused reads are audited (AZ-03)
-		e.call(tok, "git_document_get", map[string]any{"source_id": "00000000-0000-0000-0000-000000000000"})
+		e.Call(tok, "git_document_get", map[string]any{"source_id": "00000000-0000-0000-0000-000000000000"})
 	}
-	e.exec(`ANALYZE audit_events`)
+	e.Exec(`ANALYZE audit_events`)
 	rows, after := scrape()
-	if want := float64(e.countRows("audit_events")); rows != want || before <= 0 || after <= before {
+	if want := float64(e.CountRows("audit_events")); rows != want || before <= 0 || after <= before {
 		t.Errorf("audit metrics: %v rows estimated (counted %v), %v bytes before and %v after", rows, want, before, after)
 	}
 }

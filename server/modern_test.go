@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"heyaira/server/internal/servertest"
 	"heyaira/server/mcp"
 )
 
@@ -24,8 +25,8 @@ func modernBody(method, version string, params map[string]any) string {
 }
 
 // modernPost sends a modern request with the headers the era requires.
-func (e *testEnv) modernPost(tok, method, version, header string, params map[string]any, extra ...string) reply {
-	e.t.Helper()
+func modernPost(e *servertest.Env, tok, method, version, header string, params map[string]any, extra ...string) servertest.Reply {
+	e.T.Helper()
 	h := []string{"Authorization", "Bearer " + tok, "MCP-Protocol-Version", header, "Mcp-Method", method}
 	if name, ok := params["name"].(string); ok {
 		h = append(h, "Mcp-Name", name)
@@ -33,12 +34,12 @@ func (e *testEnv) modernPost(tok, method, version, header string, params map[str
 	if uri, ok := params["uri"].(string); ok {
 		h = append(h, "Mcp-Name", uri)
 	}
-	return e.post(modernBody(method, version, params), append(h, extra...)...)
+	return e.Post(modernBody(method, version, params), append(h, extra...)...)
 }
 
-func rpcErrorOf(t *testing.T, r reply) (float64, map[string]any) {
+func rpcErrorOf(t *testing.T, r servertest.Reply) (float64, map[string]any) {
 	t.Helper()
-	errObj, _ := r.body["error"].(map[string]any)
+	errObj, _ := r.Body["error"].(map[string]any)
 	code, _ := errObj["code"].(float64)
 	data, _ := errObj["data"].(map[string]any)
 	return code, data
@@ -50,105 +51,105 @@ func rpcErrorOf(t *testing.T, r reply) (float64, map[string]any) {
 // 404 + -32601).
 func TestModernEra(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "memory:read", "memory:write")
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "memory:read", "memory:write")
 	const v = "2026-07-28"
 
-	r := e.modernPost(tok, "server/discover", v, v, nil)
-	if r.status != 200 {
-		t.Fatalf("discover: %d %s", r.status, r.raw)
+	r := modernPost(e, tok, "server/discover", v, v, nil)
+	if r.Status != 200 {
+		t.Fatalf("discover: %d %s", r.Status, r.Raw)
 	}
-	res, _ := r.body["result"].(map[string]any)
+	res, _ := r.Body["result"].(map[string]any)
 	if res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil || res["instructions"] == "" {
-		t.Errorf("discover result %s", r.raw)
+		t.Errorf("discover result %s", r.Raw)
 	}
 	if diff := cmp.Diff([]any{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, res["supportedVersions"]); diff != "" {
 		t.Errorf("supportedVersions (-want +got):\n%s", diff)
 	}
 	if meta, _ := res["_meta"].(map[string]any); meta["io.modelcontextprotocol/serverInfo"] == nil {
-		t.Errorf("discover without serverInfo: %s", r.raw)
+		t.Errorf("discover without serverInfo: %s", r.Raw)
 	}
 
-	r = e.modernPost(tok, "tools/list", v, v, nil)
-	res, _ = r.body["result"].(map[string]any)
-	legacy := e.rpc(tok, "tools/list", nil)
-	if r.status != 200 || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil {
-		t.Errorf("tools/list: %d %s", r.status, r.raw)
+	r = modernPost(e, tok, "tools/list", v, v, nil)
+	res, _ = r.Body["result"].(map[string]any)
+	legacy := e.RPC(tok, "tools/list", nil)
+	if r.Status != 200 || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil {
+		t.Errorf("tools/list: %d %s", r.Status, r.Raw)
 	}
-	if diff := cmp.Diff(legacy.body["result"].(map[string]any)["tools"], res["tools"]); diff != "" {
+	if diff := cmp.Diff(legacy.Body["result"].(map[string]any)["tools"], res["tools"]); diff != "" {
 		t.Errorf("tools differ between the eras (-legacy +modern):\n%s", diff)
 	}
 
 	// The same call in both eras: the result differs only by resultType.
-	e.call(tok, "memory_put", map[string]any{"key": "k", "content": "välue"})
+	e.Call(tok, "memory_put", map[string]any{"key": "k", "content": "välue"})
 	call := map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}}
-	r = e.modernPost(tok, "tools/call", v, v, call)
-	leg := e.rpc(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
+	r = modernPost(e, tok, "tools/call", v, v, call)
+	leg := e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
 	var modernRes, legacyRes struct {
 		Result json.RawMessage `json:"result"`
 	}
-	json.Unmarshal(r.raw, &modernRes)
-	json.Unmarshal(leg.raw, &legacyRes)
-	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.status != 200 || string(modernRes.Result) != want {
+	json.Unmarshal(r.Raw, &modernRes)
+	json.Unmarshal(leg.Raw, &legacyRes)
+	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.Status != 200 || string(modernRes.Result) != want {
 		t.Errorf("modern tools/call result\n%s\nwant\n%s", modernRes.Result, want)
 	}
 	// Scopes are the same: a 403 with the same challenge.
-	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": tn.project}})
-	if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read memory:read memory:write"`) {
-		t.Errorf("modern call without the scope: %d %q", r.status, r.header.Get("WWW-Authenticate"))
+	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": tn.Project}})
+	if r.Status != 403 || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="documents:read memory:read memory:write"`) {
+		t.Errorf("modern call without the scope: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
 	// A header value in the base64 form is decoded before it is compared.
-	r = e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v,
+	r = e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v,
 		"Mcp-Method", "tools/call", "Mcp-Name", "=?base64?"+base64.StdEncoding.EncodeToString([]byte("memory_get"))+"?=")
-	if r.status != 200 {
-		t.Errorf("base64 Mcp-Name: %d %s", r.status, r.raw)
+	if r.Status != 200 {
+		t.Errorf("base64 Mcp-Name: %d %s", r.Status, r.Raw)
 	}
 
 	refusals := []struct {
 		name   string
-		r      reply
+		r      servertest.Reply
 		status int
 		code   float64
 	}{
-		{"header names another version", e.modernPost(tok, "tools/list", v, "2025-06-18", nil), 400, mcp.CodeHeaderMismatch},
-		{"no version header", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, mcp.CodeHeaderMismatch},
-		{"no Mcp-Method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, mcp.CodeHeaderMismatch},
-		{"Mcp-Method of another method", e.post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
-		{"no Mcp-Name", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
-		{"Mcp-Name of another tool", e.post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, mcp.CodeHeaderMismatch},
-		{"_meta without the version", e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		{"header names another version", modernPost(e, tok, "tools/list", v, "2025-06-18", nil), 400, mcp.CodeHeaderMismatch},
+		{"no version header", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Method", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Method of another method", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Name", e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Name of another tool", e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, mcp.CodeHeaderMismatch},
+		{"_meta without the version", e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
-		{"_meta without the capabilities", e.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		{"_meta without the capabilities", e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
-		{"header mismatch before an unknown version", e.modernPost(tok, "tools/list", "2099-01-01", v, nil), 400, mcp.CodeHeaderMismatch},
-		{"unknown method", e.modernPost(tok, "resources/subscribe", v, v, nil), 404, mcp.CodeMethodNotFound},
-		{"ping is gone", e.modernPost(tok, "ping", v, v, nil), 404, mcp.CodeMethodNotFound},
-		{"initialize with modern _meta", e.modernPost(tok, "initialize", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"header mismatch before an unknown version", modernPost(e, tok, "tools/list", "2099-01-01", v, nil), 400, mcp.CodeHeaderMismatch},
+		{"unknown method", modernPost(e, tok, "resources/subscribe", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"ping is gone", modernPost(e, tok, "ping", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"initialize with modern _meta", modernPost(e, tok, "initialize", v, v, nil), 404, mcp.CodeMethodNotFound},
 	}
 	for _, tt := range refusals {
-		if code, _ := rpcErrorOf(t, tt.r); tt.r.status != tt.status || code != tt.code {
-			t.Errorf("%s: HTTP %d code %v, want %d %v: %s", tt.name, tt.r.status, code, tt.status, tt.code, tt.r.raw)
+		if code, _ := rpcErrorOf(t, tt.r); tt.r.Status != tt.status || code != tt.code {
+			t.Errorf("%s: HTTP %d code %v, want %d %v: %s", tt.name, tt.r.Status, code, tt.status, tt.code, tt.r.Raw)
 		}
 	}
 	// Multi-round-trip params: no tool asks for input, so inputResponses is
 	// ignored and any requestState is one this server never issued.
-	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
 		"inputResponses": map[string]any{"extra": map[string]any{"action": "accept"}}})
-	json.Unmarshal(r.raw, &modernRes)
-	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.status != 200 || string(modernRes.Result) != want {
-		t.Errorf("tools/call with inputResponses: %d %s", r.status, r.raw)
+	json.Unmarshal(r.Raw, &modernRes)
+	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.Status != 200 || string(modernRes.Result) != want {
+		t.Errorf("tools/call with inputResponses: %d %s", r.Status, r.Raw)
 	}
-	r = e.modernPost(tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
 		"requestState": "eyJzdGVwIjoxfQ"})
-	if code, _ := rpcErrorOf(t, r); code != mcp.CodeInvalidParams || !strings.Contains(string(r.raw), "requestState") {
-		t.Errorf("tools/call with a requestState: %d %s", r.status, r.raw)
+	if code, _ := rpcErrorOf(t, r); code != mcp.CodeInvalidParams || !strings.Contains(string(r.Raw), "requestState") {
+		t.Errorf("tools/call with a requestState: %d %s", r.Status, r.Raw)
 	}
 
-	r = e.modernPost(tok, "tools/list", "2027-01-01", "2027-01-01", nil)
+	r = modernPost(e, tok, "tools/list", "2027-01-01", "2027-01-01", nil)
 	code, data := rpcErrorOf(t, r)
-	if r.status != 400 || code != mcp.CodeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
-		t.Errorf("unsupported version: %d %s", r.status, r.raw)
+	if r.Status != 400 || code != mcp.CodeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
+		t.Errorf("unsupported version: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -159,22 +160,22 @@ func TestModernEra(t *testing.T) {
 // still refused.
 func TestClaudeCode92835NewerHeaderAfterInitialize(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "memory:read")
-	init := e.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "memory:read")
+	init := e.Post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		"Authorization", "Bearer "+tok)
-	if res, _ := init.body["result"].(map[string]any); init.status != 200 || res["protocolVersion"] != "2025-11-25" {
-		t.Fatalf("initialize: %d %s", init.status, init.raw)
+	if res, _ := init.Body["result"].(map[string]any); init.Status != 200 || res["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("initialize: %d %s", init.Status, init.Raw)
 	}
-	r := e.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_list","arguments":{}}}`,
+	r := e.Post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_list","arguments":{}}}`,
 		"Authorization", "Bearer "+tok, "MCP-Protocol-Version", "2026-07-28")
-	if res, _ := r.body["result"].(map[string]any); r.status != 200 || res["isError"] == true || res["resultType"] != nil {
-		t.Errorf("legacy call with a 2026-07-28 header: %d %s", r.status, r.raw)
+	if res, _ := r.Body["result"].(map[string]any); r.Status != 200 || res["isError"] == true || res["resultType"] != nil {
+		t.Errorf("legacy call with a 2026-07-28 header: %d %s", r.Status, r.Raw)
 	}
-	r = e.post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Authorization", "Bearer "+tok, "MCP-Protocol-Version", "2099-01-01")
-	if r.status != http.StatusBadRequest {
-		t.Errorf("legacy call with an unknown version header: %d %s", r.status, r.raw)
+	r = e.Post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Authorization", "Bearer "+tok, "MCP-Protocol-Version", "2099-01-01")
+	if r.Status != http.StatusBadRequest {
+		t.Errorf("legacy call with an unknown version header: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -184,15 +185,15 @@ func TestClaudeCode92835NewerHeaderAfterInitialize(t *testing.T) {
 // 2026-07-28; any other disagreement is -32020.
 func TestClaudeCode93290ModernMetaWithLegacyHeader(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	tok := e.token(tn, "memory:read")
-	r := e.modernPost(tok, "tools/call", "2026-07-28", "2025-11-25", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
-	if res, _ := r.body["result"].(map[string]any); r.status != 200 || res["resultType"] != "complete" {
-		t.Errorf("the connector's pair: %d %s", r.status, r.raw)
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	tok := e.Token(tn, "memory:read")
+	r := modernPost(e, tok, "tools/call", "2026-07-28", "2025-11-25", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
+	if res, _ := r.Body["result"].(map[string]any); r.Status != 200 || res["resultType"] != "complete" {
+		t.Errorf("the connector's pair: %d %s", r.Status, r.Raw)
 	}
-	r = e.modernPost(tok, "tools/list", "2026-07-28", "2025-03-26", nil)
-	if code, _ := rpcErrorOf(t, r); r.status != 400 || code != mcp.CodeHeaderMismatch {
-		t.Errorf("another pair: %d %s", r.status, r.raw)
+	r = modernPost(e, tok, "tools/list", "2026-07-28", "2025-03-26", nil)
+	if code, _ := rpcErrorOf(t, r); r.Status != 400 || code != mcp.CodeHeaderMismatch {
+		t.Errorf("another pair: %d %s", r.Status, r.Raw)
 	}
 }

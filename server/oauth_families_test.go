@@ -1,9 +1,10 @@
-package server
+package server_test
 
 import (
 	"net/http"
 	"testing"
 
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
@@ -15,25 +16,25 @@ import (
 // Row LC-06 (docs/security-tests.md).
 func TestLC08TokenFamiliesAreBounded(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
 	const n = store.MaxLiveFamilies + 2
 	var refresh []string
 	for i := range n {
 		if i == store.MaxLiveFamilies {
 			// The first device refreshes before the sixth family starts: it
 			// is now the most recently used, though the oldest.
-			r := e.refresh(c, refresh[0])
-			if r.status != http.StatusOK {
-				t.Fatalf("refresh: %d %s", r.status, r.raw)
+			r := e.Refresh(c, refresh[0])
+			if r.Status != http.StatusOK {
+				t.Fatalf("refresh: %d %s", r.Status, r.Raw)
 			}
-			refresh[0] = str(r.body, "refresh_token")
+			refresh[0] = servertest.Str(r.Body, "refresh_token")
 		}
-		r := e.tokens(t, tn, c, "memory:read")
-		refresh = append(refresh, str(r.body, "refresh_token"))
+		r := e.Tokens(t, tn, c, "memory:read")
+		refresh = append(refresh, servertest.Str(r.Body, "refresh_token"))
 	}
-	grants, err := e.db.ListGrants(t.Context(), tn.project)
+	grants, err := e.DB.ListGrants(t.Context(), tn.Project)
 	if err != nil || len(grants) != 1 {
 		t.Fatalf("ListGrants: %v %v", grants, err)
 	}
@@ -44,17 +45,17 @@ func TestLC08TokenFamiliesAreBounded(t *testing.T) {
 	// the least recently used (0 had refreshed), so those two are revoked;
 	// 0 and 3..6 work.
 	for i, rt := range refresh {
-		r := e.refresh(c, rt)
+		r := e.Refresh(c, rt)
 		revoked := i == 1 || i == 2
 		switch {
-		case revoked && (r.status != http.StatusBadRequest || r.body["error"] != "invalid_grant"):
-			t.Errorf("family %d: %d %s, want invalid_grant (evicted)", i, r.status, r.raw)
-		case !revoked && r.status != http.StatusOK:
-			t.Errorf("family %d: %d %s, want it live", i, r.status, r.raw)
+		case revoked && (r.Status != http.StatusBadRequest || r.Body["error"] != "invalid_grant"):
+			t.Errorf("family %d: %d %s, want invalid_grant (evicted)", i, r.Status, r.Raw)
+		case !revoked && r.Status != http.StatusOK:
+			t.Errorf("family %d: %d %s, want it live", i, r.Status, r.Raw)
 		}
 	}
 	var evicted int
-	if err := e.db.SQL().QueryRow(`SELECT count(*) FROM audit_events WHERE action = 'oauth_family.evict'`).Scan(&evicted); err != nil {
+	if err := e.DB.SQL().QueryRow(`SELECT count(*) FROM audit_events WHERE action = 'oauth_family.evict'`).Scan(&evicted); err != nil {
 		t.Fatal(err)
 	}
 	if evicted != 2 {

@@ -1,6 +1,8 @@
-package server
+package server_test
 
 import (
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"net/http"
 	"net/url"
 	"testing"
@@ -12,9 +14,9 @@ import (
 // HEYAIRA_PUBLIC_URL, whatever Host and X-Forwarded-* say.
 func TestOA16MetadataFromConfigOnly(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, func(c *Config) { c.PublicURL = "https://heyaira.example" })
+	e := servertest.New(t, func(c *server.Config) { c.PublicURL = "https://heyaira.example" })
 	get := func(path string) map[string]any {
-		req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+		req, _ := http.NewRequest("GET", e.Srv.URL+path, nil)
 		req.Host = "evil.example"
 		req.Header.Set("X-Forwarded-Host", "evil.example")
 		req.Header.Set("X-Forwarded-Proto", "http")
@@ -26,7 +28,7 @@ func TestOA16MetadataFromConfigOnly(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		var m map[string]any
-		decodeBody(t, resp, &m)
+		servertest.DecodeBody(t, resp, &m)
 		return m
 	}
 	as := get("/.well-known/oauth-authorization-server")
@@ -63,20 +65,20 @@ func TestOA16MetadataFromConfigOnly(t *testing.T) {
 // Rows BT-40, JK-11 (docs/security-tests.md).
 func TestOA16RefusedGrantAndResponseTypes(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	c := e.register("https://client.example/cb")
+	e, _ := servertest.NewOAuth(t)
+	c := e.Register("https://client.example/cb")
 	for _, gt := range []string{"password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"} {
 		// A stray code or refresh token does not change the answer: only the
 		// grants that take one check its MAC.
-		r := e.form("/oauth/token", url.Values{"grant_type": {gt}, "client_id": {c.id}, "username": {"a"}, "password": {"b"},
+		r := e.Form("/oauth/token", url.Values{"grant_type": {gt}, "client_id": {c.ID}, "username": {"a"}, "password": {"b"},
 			"code": {"hyc_made-up"}, "refresh_token": {"hyr_made-up"}})
-		if r.status != 400 || r.body["error"] != "unsupported_grant_type" {
-			t.Errorf("grant_type=%s: %d %s", gt, r.status, r.raw)
+		if r.Status != 400 || r.Body["error"] != "unsupported_grant_type" {
+			t.Errorf("grant_type=%s: %d %s", gt, r.Status, r.Raw)
 		}
 	}
-	q := c.authorizeQuery("")
+	q := c.AuthorizeQuery("")
 	q.Set("response_type", "token")
-	if link := errorLink(t, e.browser(t).get("/oauth/authorize?"+q.Encode())); link.Query().Get("error") != "unsupported_response_type" {
+	if link := errorLink(t, e.Browser(t).Get("/oauth/authorize?"+q.Encode())); link.Query().Get("error") != "unsupported_response_type" {
 		t.Errorf("response_type=token: link %q", link)
 	}
 }

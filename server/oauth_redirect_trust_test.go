@@ -1,6 +1,7 @@
-package server
+package server_test
 
 import (
+	"heyaira/server/internal/servertest"
 	"html"
 	"net/http"
 	"net/url"
@@ -13,14 +14,14 @@ var errorLinkRE = regexp.MustCompile(`<a href="([^"]*)" rel="noreferrer">`)
 
 // errorLink checks that p is the authorization error page (a 400 with no
 // Location) and returns the link back to the client it offers.
-func errorLink(t *testing.T, p page) *url.URL {
+func errorLink(t *testing.T, p servertest.Page) *url.URL {
 	t.Helper()
-	if p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-		t.Fatalf("want the 400 error page without Location, got %d Location=%q", p.status, p.header.Get("Location"))
+	if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+		t.Fatalf("want the 400 error page without Location, got %d Location=%q", p.Status, p.Header.Get("Location"))
 	}
-	m := errorLinkRE.FindStringSubmatch(p.body)
+	m := errorLinkRE.FindStringSubmatch(p.Body)
 	if m == nil {
-		t.Fatalf("the error page offers no link back: %s", p.body)
+		t.Fatalf("the error page offers no link back: %s", p.Body)
 	}
 	u, err := url.Parse(html.UnescapeString(m[1]))
 	if err != nil {
@@ -36,13 +37,13 @@ func errorLink(t *testing.T, p page) *url.URL {
 // client and its redirect host and offers the error redirect as a link.
 func TestBT40NoRedirectToAnUntrustedClient(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	r := e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://phish.example/landing"},
+	e, _ := servertest.NewOAuth(t)
+	r := e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://phish.example/landing"},
 		"client_name": "Totally Legit", "token_endpoint_auth_method": "none"})
-	if r.status != http.StatusCreated {
-		t.Fatalf("register: %d %s", r.status, r.raw)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.Status, r.Raw)
 	}
-	c := client{id: str(r.body, "client_id"), redirect: "https://phish.example/landing", verifier: randomB64()}
+	c := servertest.Client{ID: servertest.Str(r.Body, "client_id"), Redirect: "https://phish.example/landing", Verifier: servertest.RandomB64()}
 	for name, mut := range map[string]func(url.Values){
 		"no PKCE":           func(q url.Values) { q.Del("code_challenge") },
 		"response_type":     func(q url.Values) { q.Set("response_type", "token") },
@@ -51,20 +52,20 @@ func TestBT40NoRedirectToAnUntrustedClient(t *testing.T) {
 		"foreign resource":  func(q url.Values) { q.Set("resource", "https://elsewhere.example/mcp") },
 		"plain PKCE method": func(q url.Values) { q.Set("code_challenge_method", "plain") },
 	} {
-		q := c.authorizeQuery("")
+		q := c.AuthorizeQuery("")
 		mut(q)
-		p := e.browser(t).get("/oauth/authorize?" + q.Encode())
+		p := e.Browser(t).Get("/oauth/authorize?" + q.Encode())
 		link := errorLink(t, p)
 		if link.Host != "phish.example" || link.Query().Get("error") == "" || link.Query().Get("state") != "st-1" {
 			t.Errorf("%s: link %q", name, link)
 		}
-		for _, want := range []string{"Totally Legit", c.id, "phish.example", "Nothing was granted"} {
-			if !strings.Contains(p.body, want) {
+		for _, want := range []string{"Totally Legit", c.ID, "phish.example", "Nothing was granted"} {
+			if !strings.Contains(p.Body, want) {
 				t.Errorf("%s: the page does not show %q", name, want)
 			}
 		}
 	}
-	if n := e.countRows("oauth_requests") + e.countRows("oauth_codes"); n != 0 {
+	if n := e.CountRows("oauth_requests") + e.CountRows("oauth_codes"); n != 0 {
 		t.Errorf("%d request/code rows after refusals", n)
 	}
 }

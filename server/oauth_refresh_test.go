@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"net/http"
@@ -8,30 +8,31 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/servertest"
 )
 
 // TestOA10RefreshReuseRevokesFamily: RT0 → RT1; replaying RT0 is refused and
 // revokes RT1 and its access token; one audit event.
 func TestOA10RefreshReuseRevokesFamily(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("https://client.example/cb")
-	t0 := e.tokens(t, tn, c, "memory:read")
-	t1 := e.refresh(c, str(t0.body, "refresh_token"))
-	if t1.status != 200 {
-		t.Fatalf("refresh: %d %s", t1.status, t1.raw)
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("https://client.example/cb")
+	t0 := e.Tokens(t, tn, c, "memory:read")
+	t1 := e.Refresh(c, servertest.Str(t0.Body, "refresh_token"))
+	if t1.Status != 200 {
+		t.Fatalf("refresh: %d %s", t1.Status, t1.Raw)
 	}
-	if r := e.refresh(c, str(t0.body, "refresh_token")); r.status != 400 || r.body["error"] != "invalid_grant" {
-		t.Errorf("RT0 replay: %d %s", r.status, r.raw)
+	if r := e.Refresh(c, servertest.Str(t0.Body, "refresh_token")); r.Status != 400 || r.Body["error"] != "invalid_grant" {
+		t.Errorf("RT0 replay: %d %s", r.Status, r.Raw)
 	}
-	if r := e.refresh(c, str(t1.body, "refresh_token")); r.status != 400 || r.body["error"] != "invalid_grant" {
-		t.Errorf("RT1 after the replay: %d %s", r.status, r.raw)
+	if r := e.Refresh(c, servertest.Str(t1.Body, "refresh_token")); r.Status != 400 || r.Body["error"] != "invalid_grant" {
+		t.Errorf("RT1 after the replay: %d %s", r.Status, r.Raw)
 	}
-	if s := e.mcpStatus(str(t1.body, "access_token")); s != http.StatusUnauthorized {
+	if s := e.MCPStatus(servertest.Str(t1.Body, "access_token")); s != http.StatusUnauthorized {
 		t.Errorf("access token paired with RT1: %d, want 401", s)
 	}
-	if n := e.queryString(`SELECT count(*)::text FROM audit_events WHERE action = 'oauth_refresh.reuse'`); n != "1" {
+	if n := e.QueryString(`SELECT count(*)::text FROM audit_events WHERE action = 'oauth_refresh.reuse'`); n != "1" {
 		t.Errorf("%s reuse audit events, want 1", n)
 	}
 }
@@ -40,18 +41,18 @@ func TestOA10RefreshReuseRevokesFamily(t *testing.T) {
 // token exactly one succeeds, and no two live refresh tokens descend from it.
 func TestOA11ConcurrentRefreshes(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("https://client.example/cb")
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("https://client.example/cb")
 	for _, n := range []int{2, 10} {
-		rt := str(e.tokens(t, tn, c, "memory:read").body, "refresh_token")
+		rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
 		statuses := make([]int, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range statuses {
 			wg.Go(func() {
 				<-start
-				statuses[i] = e.refresh(c, rt).status
+				statuses[i] = e.Refresh(c, rt).Status
 			})
 		}
 		close(start)
@@ -67,7 +68,7 @@ func TestOA11ConcurrentRefreshes(t *testing.T) {
 		if ok != 1 {
 			t.Errorf("%d concurrent refreshes: %d successes, want 1", n, ok)
 		}
-		live := e.queryString(`SELECT count(*)::text FROM oauth_tokens t JOIN oauth_tokens p ON p.family_id = t.family_id
+		live := e.QueryString(`SELECT count(*)::text FROM oauth_tokens t JOIN oauth_tokens p ON p.family_id = t.family_id
 			WHERE p.token_hash = sha256(convert_to($1::text, 'UTF8')) AND t.kind = 'refresh' AND t.revoked_at IS NULL
 			  AND t.used_at IS NULL`, rt)
 		if live != "0" && live != "1" {
@@ -80,50 +81,50 @@ func TestOA11ConcurrentRefreshes(t *testing.T) {
 // absolute lifetime, revocation, and revocation by another client.
 func TestOA12RefreshBindings(t *testing.T) {
 	t.Parallel()
-	e, clock := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	a := e.register("https://a.example/cb")
-	b := e.register("https://b.example/cb")
-	ta := e.tokens(t, tn, a, "memory:read")
-	rt := str(ta.body, "refresh_token")
-	if r := e.refresh(b, rt); r.status != 400 || r.body["error"] != "invalid_grant" {
-		t.Errorf("(a) B presents A's refresh token: %d %s", r.status, r.raw)
+	e, clock := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	a := e.Register("https://a.example/cb")
+	b := e.Register("https://b.example/cb")
+	ta := e.Tokens(t, tn, a, "memory:read")
+	rt := servertest.Str(ta.Body, "refresh_token")
+	if r := e.Refresh(b, rt); r.Status != 400 || r.Body["error"] != "invalid_grant" {
+		t.Errorf("(a) B presents A's refresh token: %d %s", r.Status, r.Raw)
 	}
 	// (d) B revokes A's token: 200, nothing revoked.
-	if r := e.form("/oauth/revoke", url.Values{"token": {rt}, "client_id": {b.id}}); r.status != 200 {
-		t.Errorf("(d) revoke by another client: %d %s", r.status, r.raw)
+	if r := e.Form("/oauth/revoke", url.Values{"token": {rt}, "client_id": {b.ID}}); r.Status != 200 {
+		t.Errorf("(d) revoke by another client: %d %s", r.Status, r.Raw)
 	}
 	// (b) the family lives 30 days from the code, however often it rotates.
-	clock.advance(29 * 24 * time.Hour)
-	r := e.refresh(a, rt)
-	if r.status != 200 {
-		t.Fatalf("refresh on day 29: %d %s", r.status, r.raw)
+	clock.Advance(29 * 24 * time.Hour)
+	r := e.Refresh(a, rt)
+	if r.Status != 200 {
+		t.Fatalf("refresh on day 29: %d %s", r.Status, r.Raw)
 	}
 	// A second past the 30 days: the clock stands still between requests,
 	// so exactly 30 days would be the boundary itself.
-	clock.advance(24*time.Hour + time.Second)
-	if r := e.refresh(a, str(r.body, "refresh_token")); r.status != 400 || r.body["error"] != "invalid_grant" {
-		t.Errorf("(b) refresh on day 30: %d %s", r.status, r.raw)
+	clock.Advance(24*time.Hour + time.Second)
+	if r := e.Refresh(a, servertest.Str(r.Body, "refresh_token")); r.Status != 400 || r.Body["error"] != "invalid_grant" {
+		t.Errorf("(b) refresh on day 30: %d %s", r.Status, r.Raw)
 	}
 	// (c) revoke, then refresh.
-	tc := e.tokens(t, tn, a, "memory:read")
-	for _, tok := range []string{"hyr_unknown", str(tc.body, "refresh_token")} {
-		if r := e.form("/oauth/revoke", url.Values{"token": {tok}, "client_id": {a.id}, "token_type_hint": {"refresh_token"}}); r.status != 200 ||
-			r.header.Get("Cache-Control") != "no-store" {
-			t.Errorf("revoke %.8s: %d %s", tok, r.status, r.raw)
+	tc := e.Tokens(t, tn, a, "memory:read")
+	for _, tok := range []string{"hyr_unknown", servertest.Str(tc.Body, "refresh_token")} {
+		if r := e.Form("/oauth/revoke", url.Values{"token": {tok}, "client_id": {a.ID}, "token_type_hint": {"refresh_token"}}); r.Status != 200 ||
+			r.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("revoke %.8s: %d %s", tok, r.Status, r.Raw)
 		}
 	}
-	if r := e.refresh(a, str(tc.body, "refresh_token")); r.status != 400 || r.body["error"] != "invalid_grant" {
-		t.Errorf("(c) refresh after revocation: %d %s", r.status, r.raw)
+	if r := e.Refresh(a, servertest.Str(tc.Body, "refresh_token")); r.Status != 400 || r.Body["error"] != "invalid_grant" {
+		t.Errorf("(c) refresh after revocation: %d %s", r.Status, r.Raw)
 	}
-	if s := e.mcpStatus(str(tc.body, "access_token")); s != http.StatusUnauthorized {
+	if s := e.MCPStatus(servertest.Str(tc.Body, "access_token")); s != http.StatusUnauthorized {
 		t.Errorf("access token of a revoked family: %d", s)
 	}
-	if r := e.form("/oauth/revoke", url.Values{"client_id": {a.id}}); r.status != 400 || r.body["error"] != "invalid_request" {
-		t.Errorf("revoke without token: %d %s", r.status, r.raw)
+	if r := e.Form("/oauth/revoke", url.Values{"client_id": {a.ID}}); r.Status != 400 || r.Body["error"] != "invalid_request" {
+		t.Errorf("revoke without token: %d %s", r.Status, r.Raw)
 	}
-	if r := e.form("/oauth/revoke", url.Values{"token": {"x"}, "client_id": {"nope"}}); r.status != 401 || r.body["error"] != "invalid_client" {
-		t.Errorf("revoke by unknown client: %d %s", r.status, r.raw)
+	if r := e.Form("/oauth/revoke", url.Values{"token": {"x"}, "client_id": {"nope"}}); r.Status != 401 || r.Body["error"] != "invalid_client" {
+		t.Errorf("revoke by unknown client: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -131,18 +132,18 @@ func TestOA12RefreshBindings(t *testing.T) {
 // at /mcp and leaves its refresh token working.
 func TestOA12AccessTokenRevocation(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("https://client.example/cb")
-	tk := e.tokens(t, tn, c, "memory:read")
-	if r := e.form("/oauth/revoke", url.Values{"token": {str(tk.body, "access_token")}, "client_id": {c.id}}); r.status != 200 {
-		t.Fatalf("revoke: %d %s", r.status, r.raw)
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("https://client.example/cb")
+	tk := e.Tokens(t, tn, c, "memory:read")
+	if r := e.Form("/oauth/revoke", url.Values{"token": {servertest.Str(tk.Body, "access_token")}, "client_id": {c.ID}}); r.Status != 200 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Raw)
 	}
-	if s := e.mcpStatus(str(tk.body, "access_token")); s != http.StatusUnauthorized {
+	if s := e.MCPStatus(servertest.Str(tk.Body, "access_token")); s != http.StatusUnauthorized {
 		t.Errorf("revoked access token: %d", s)
 	}
-	if r := e.refresh(c, str(tk.body, "refresh_token")); r.status != 200 {
-		t.Errorf("refresh after revoking only the access token: %d %s", r.status, r.raw)
+	if r := e.Refresh(c, servertest.Str(tk.Body, "refresh_token")); r.Status != 200 {
+		t.Errorf("refresh after revoking only the access token: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -150,16 +151,16 @@ func TestOA12AccessTokenRevocation(t *testing.T) {
 // authorization_code gets no refresh token.
 func TestRefreshNeedsRegisteredGrantType(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	r := e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://c.example/cb"},
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	r := e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://c.example/cb"},
 		"grant_types": []string{"authorization_code"}})
-	c := client{id: str(r.body, "client_id"), redirect: "https://c.example/cb", verifier: randomB64()}
-	tk := e.exchange(c, e.flow(t, tn, c, "", "memory:read"))
-	if tk.status != 200 || tk.body["refresh_token"] != nil {
-		t.Errorf("token response %s", tk.raw)
+	c := servertest.Client{ID: servertest.Str(r.Body, "client_id"), Redirect: "https://c.example/cb", Verifier: servertest.RandomB64()}
+	tk := e.Exchange(c, e.Flow(t, tn, c, "", "memory:read"))
+	if tk.Status != 200 || tk.Body["refresh_token"] != nil {
+		t.Errorf("token response %s", tk.Raw)
 	}
-	if r := e.refresh(c, e.secrets.Mint(oauth.PrefixRefresh, time.Time{})); r.body["error"] != "unauthorized_client" {
-		t.Errorf("refresh: %d %s", r.status, r.raw)
+	if r := e.Refresh(c, e.Secrets.Mint(oauth.PrefixRefresh, time.Time{})); r.Body["error"] != "unauthorized_client" {
+		t.Errorf("refresh: %d %s", r.Status, r.Raw)
 	}
 }

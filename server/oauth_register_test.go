@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"net/http"
@@ -8,13 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // TestOA03RegisterRedirectURIs: the scheme check is an allowlist; a bad URI
 // writes no client row; the control gets 201 and its URIs echoed.
 func TestOA03RegisterRedirectURIs(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
+	e, _ := servertest.NewOAuth(t)
 	many := make([]string, 101)
 	for i := range many {
 		many[i] = "https://c.example/cb"
@@ -45,9 +46,9 @@ func TestOA03RegisterRedirectURIs(t *testing.T) {
 		{"long name", map[string]any{"redirect_uris": []string{"https://c.example/cb"}, "client_name": strings.Repeat("n", 201)}, "invalid_client_metadata"},
 	}
 	for _, tt := range tests {
-		r := e.postJSON("/oauth/register", tt.body)
-		if r.status != http.StatusBadRequest || r.body["error"] != tt.code {
-			t.Errorf("%s: %d %s, want 400 %s", tt.name, r.status, r.raw, tt.code)
+		r := e.PostJSON("/oauth/register", tt.body)
+		if r.Status != http.StatusBadRequest || r.Body["error"] != tt.code {
+			t.Errorf("%s: %d %s, want 400 %s", tt.name, r.Status, r.Raw, tt.code)
 		}
 	}
 	for name, raw := range map[string]string{
@@ -55,45 +56,45 @@ func TestOA03RegisterRedirectURIs(t *testing.T) {
 		"trailing data": `{"redirect_uris":["https://c.example/cb"]} {}`,
 		"array":         `[{"redirect_uris":["https://c.example/cb"]}]`,
 	} {
-		if r := e.postBody("/oauth/register", "application/json", raw); r.status != 400 || r.body["error"] != "invalid_client_metadata" {
-			t.Errorf("%s: %d %s", name, r.status, r.raw)
+		if r := e.PostBody("/oauth/register", "application/json", raw); r.Status != 400 || r.Body["error"] != "invalid_client_metadata" {
+			t.Errorf("%s: %d %s", name, r.Status, r.Raw)
 		}
 	}
-	if n := e.countRows("oauth_clients"); n != 0 {
+	if n := e.CountRows("oauth_clients"); n != 0 {
 		t.Fatalf("%d client rows after refusals, want 0", n)
 	}
 
 	// Controls. Unknown metadata is ignored (RFC 7591 §2); a case variant of
 	// a known key is unknown, not an alias.
-	r := e.postJSON("/oauth/register", map[string]any{
+	r := e.PostJSON("/oauth/register", map[string]any{
 		"redirect_uris": []string{"com.example.app:/cb", "https://c.example/cb"}, "client_name": "Control",
 		"Token_Endpoint_Auth_Method": "client_secret_basic", "logo_uri": "https://c.example/l.png",
 		// Metadata of newer specifications (OpenID, MCP clients) is not
 		// refused either: application_type, software_id and friends (MP-04).
 		"application_type": "native", "software_id": "x", "software_version": "1", "tos_uri": "https://c.example/t",
 	})
-	if r.status != http.StatusCreated || r.header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("control: %d %s", r.status, r.raw)
+	if r.Status != http.StatusCreated || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("control: %d %s", r.Status, r.Raw)
 	}
-	if diff := cmp.Diff([]any{"com.example.app:/cb", "https://c.example/cb"}, r.body["redirect_uris"]); diff != "" {
+	if diff := cmp.Diff([]any{"com.example.app:/cb", "https://c.example/cb"}, r.Body["redirect_uris"]); diff != "" {
 		t.Errorf("echoed redirect_uris (-want +got):\n%s", diff)
 	}
-	if r.body["token_endpoint_auth_method"] != "none" || r.body["client_secret"] != nil ||
-		r.body["client_id_issued_at"] == nil || r.body["client_name"] != "Control" {
-		t.Errorf("control response %s", r.raw)
+	if r.Body["token_endpoint_auth_method"] != "none" || r.Body["client_secret"] != nil ||
+		r.Body["client_id_issued_at"] == nil || r.Body["client_name"] != "Control" {
+		t.Errorf("control response %s", r.Raw)
 	}
-	if diff := cmp.Diff([]any{"authorization_code", "refresh_token"}, r.body["grant_types"]); diff != "" {
+	if diff := cmp.Diff([]any{"authorization_code", "refresh_token"}, r.Body["grant_types"]); diff != "" {
 		t.Errorf("default grant_types (-want +got):\n%s", diff)
 	}
 
 	// Cursor sends cursor://… beside acceptable URIs: the dotless scheme is
 	// dropped, the rest registered and echoed (docs/oauth.md).
-	r = e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{
+	r = e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{
 		"cursor://anysphere.cursor-mcp/oauth/callback", "http://localhost:6274/callback"}})
-	if r.status != http.StatusCreated {
-		t.Fatalf("cursor-style registration: %d %s", r.status, r.raw)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("cursor-style registration: %d %s", r.Status, r.Raw)
 	}
-	if diff := cmp.Diff([]any{"http://localhost:6274/callback"}, r.body["redirect_uris"]); diff != "" {
+	if diff := cmp.Diff([]any{"http://localhost:6274/callback"}, r.Body["redirect_uris"]); diff != "" {
 		t.Errorf("kept redirect_uris (-want +got):\n%s", diff)
 	}
 }
@@ -102,33 +103,33 @@ func TestOA03RegisterRedirectURIs(t *testing.T) {
 // Row VC-05 (docs/security-tests.md).
 func TestOA17RegisterAbuse(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
+	e, _ := servertest.NewOAuth(t)
 	big := `{"redirect_uris":["https://c.example/cb"],"x":"` + strings.Repeat("a", 1<<20) + `"}`
-	if r := e.postBody("/oauth/register", "application/json", big); r.status != http.StatusRequestEntityTooLarge {
-		t.Errorf("1 MB body: %d %s", r.status, r.raw)
+	if r := e.PostBody("/oauth/register", "application/json", big); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("1 MB body: %d %s", r.Status, r.Raw)
 	}
-	if r := e.postBody("/oauth/register", "text/plain", `{"redirect_uris":["https://c.example/cb"]}`); r.status != 400 {
-		t.Errorf("text/plain: %d", r.status)
+	if r := e.PostBody("/oauth/register", "text/plain", `{"redirect_uris":["https://c.example/cb"]}`); r.Status != 400 {
+		t.Errorf("text/plain: %d", r.Status)
 	}
 	created, limited := 0, 0
 	for range 30 {
-		r := e.postJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://c.example/cb"}})
-		switch r.status {
+		r := e.PostJSON("/oauth/register", map[string]any{"redirect_uris": []string{"https://c.example/cb"}})
+		switch r.Status {
 		case http.StatusCreated:
 			created++
 		case http.StatusTooManyRequests:
 			limited++
-			if r.header.Get("Retry-After") == "" || r.body["error"] != "rate_limited" {
-				t.Errorf("429 without Retry-After or error: %v %s", r.header, r.raw)
+			if r.Header.Get("Retry-After") == "" || r.Body["error"] != "rate_limited" {
+				t.Errorf("429 without Retry-After or error: %v %s", r.Header, r.Raw)
 			}
 		default:
-			t.Errorf("unexpected %d %s", r.status, r.raw)
+			t.Errorf("unexpected %d %s", r.Status, r.Raw)
 		}
 	}
 	if created != authserver.RegisterPerIPBurst || limited == 0 {
 		t.Errorf("created %d, limited %d: want %d created", created, limited, authserver.RegisterPerIPBurst)
 	}
-	if n := e.countRows("oauth_clients"); n != created {
+	if n := e.CountRows("oauth_clients"); n != created {
 		t.Errorf("%d client rows, want %d", n, created)
 	}
 }
@@ -138,9 +139,9 @@ func TestOA17RegisterAbuse(t *testing.T) {
 // Row OA-14 (docs/security-tests.md).
 func TestOAuthCORS(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
+	e, _ := servertest.NewOAuth(t)
 	for _, path := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
-		req, _ := http.NewRequest("OPTIONS", e.srv.URL+path, nil)
+		req, _ := http.NewRequest("OPTIONS", e.Srv.URL+path, nil)
 		req.Header.Set("Origin", "https://inspector.example")
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		resp, err := http.DefaultClient.Do(req)
@@ -152,7 +153,7 @@ func TestOAuthCORS(t *testing.T) {
 			t.Errorf("%s preflight: %v", path, resp.Header)
 		}
 	}
-	req, _ := http.NewRequest("OPTIONS", e.srv.URL+"/oauth/authorize", nil)
+	req, _ := http.NewRequest("OPTIONS", e.Srv.URL+"/oauth/authorize", nil)
 	req.Header.Set("Origin", "https://evil.example")
 	req.Header.Set("Access-Control-Request-Method", "GET")
 	resp, err := http.DefaultClient.Do(req)

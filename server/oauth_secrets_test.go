@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/servertest"
 )
 
 // TestCR02SecretsStoredOnlyHashed runs the whole flow, collects every secret
@@ -19,34 +20,34 @@ import (
 // Row LG-01 (docs/security-tests.md).
 func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("http://127.0.0.1/cb")
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("http://127.0.0.1/cb")
 	secrets := map[string]string{}
 
-	b := e.browser(t)
-	link := e.signinLink(tn.principal)
+	b := e.Browser(t)
+	link := e.SigninLink(tn.Principal)
 	secrets["signin link"] = link
-	q := c.authorizeQuery("")
-	b.get("/oauth/authorize?" + q.Encode()) // pending cookie, then sign-in
-	sp := b.get("/signin?token=" + link)
-	secrets["signin csrf field"] = hidden(sp.body).Get("csrf")
+	q := c.AuthorizeQuery("")
+	b.Get("/oauth/authorize?" + q.Encode()) // pending cookie, then sign-in
+	sp := b.Get("/signin?token=" + link)
+	secrets["signin csrf field"] = servertest.Hidden(sp.Body).Get("csrf")
 	secrets["signin csrf cookie"] = readJarCookie(b, e, "heyaira_signin_csrf")
-	next := b.post("/signin", hidden(sp.body)).header.Get("Location")
+	next := b.Post("/signin", servertest.Hidden(sp.Body)).Header.Get("Location")
 	secrets["session cookie"] = readJarCookie(b, e, "heyaira_session")
-	consent := b.get(next)
-	secrets["request handle"] = hidden(consent.body).Get("request")
-	secrets["consent csrf"] = hidden(consent.body).Get("csrf")
-	code := codeFrom(t, b.approve(consent, tn.project, "memory:read", "documents:read"))
+	consent := b.Get(next)
+	secrets["request handle"] = servertest.Hidden(consent.Body).Get("request")
+	secrets["consent csrf"] = servertest.Hidden(consent.Body).Get("csrf")
+	code := servertest.CodeFrom(t, b.Approve(consent, tn.Project, "memory:read", "documents:read"))
 	secrets["code"] = code
-	tk := e.exchange(c, code)
-	secrets["access token"] = str(tk.body, "access_token")
-	secrets["refresh token"] = str(tk.body, "refresh_token")
-	rt := e.refresh(c, secrets["refresh token"])
-	secrets["rotated access token"] = str(rt.body, "access_token")
-	secrets["rotated refresh token"] = str(rt.body, "refresh_token")
-	e.refresh(c, secrets["refresh token"]) // a reuse, audited
-	e.form("/oauth/revoke", url.Values{"token": {secrets["rotated refresh token"]}, "client_id": {c.id}})
+	tk := e.Exchange(c, code)
+	secrets["access token"] = servertest.Str(tk.Body, "access_token")
+	secrets["refresh token"] = servertest.Str(tk.Body, "refresh_token")
+	rt := e.Refresh(c, secrets["refresh token"])
+	secrets["rotated access token"] = servertest.Str(rt.Body, "access_token")
+	secrets["rotated refresh token"] = servertest.Str(rt.Body, "refresh_token")
+	e.Refresh(c, secrets["refresh token"]) // a reuse, audited
+	e.Form("/oauth/revoke", url.Values{"token": {secrets["rotated refresh token"]}, "client_id": {c.ID}})
 
 	for name, s := range secrets {
 		raw, err := base64.RawURLEncoding.DecodeString(secretBody(s))
@@ -56,7 +57,7 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 	}
 
 	var dump strings.Builder
-	rows, err := e.db.SQL().Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)
+	rows, err := e.DB.SQL().Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 	rows.Close()
 	for _, table := range tables {
 		// Table names come from the catalog, not from input.
-		r, err := e.db.SQL().Query(`SELECT row_to_json(t)::text FROM ` + table + ` t`)
+		r, err := e.DB.SQL().Query(`SELECT row_to_json(t)::text FROM ` + table + ` t`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,10 +81,10 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 		}
 		r.Close()
 	}
-	if row, _ := e.secrets.ClientRow(c.id); !strings.Contains(dump.String(), row) {
+	if row, _ := e.Secrets.ClientRow(c.ID); !strings.Contains(dump.String(), row) {
 		t.Fatal("the dump does not even hold the client id: it is not a dump")
 	}
-	haystacks := map[string]string{"database": dump.String(), "log": e.logs.String()}
+	haystacks := map[string]string{"database": dump.String(), "log": e.Logs.String()}
 	for where, hay := range haystacks {
 		for name, s := range secrets {
 			if strings.Contains(hay, s) || strings.Contains(hay, secretBody(s)) {
@@ -99,7 +100,7 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 		`SELECT count(*)::text FROM browser_sessions WHERE length(token_hash) <> 32`,
 		`SELECT count(*)::text FROM signin_links WHERE length(token_hash) <> 32`,
 	} {
-		if n := e.queryString(q); n != "0" {
+		if n := e.QueryString(q); n != "0" {
 			t.Errorf("%s = %s", q, n)
 		}
 	}
@@ -111,42 +112,42 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 // the query string; a valid one works. The admin's list-grants sees them.
 func TestAZ02TokensFromTheFlow(t *testing.T) {
 	t.Parallel()
-	e, clock := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	c := e.register("https://client.example/cb")
+	e, clock := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	c := e.Register("https://client.example/cb")
 	invalid := func(name, tok string) {
 		t.Helper()
-		r := e.rpc(tok, "tools/list", nil)
-		if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
-			t.Errorf("%s: %d %q", name, r.status, r.header.Get("WWW-Authenticate"))
+		r := e.RPC(tok, "tools/list", nil)
+		if r.Status != http.StatusUnauthorized || !strings.Contains(r.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+			t.Errorf("%s: %d %q", name, r.Status, r.Header.Get("WWW-Authenticate"))
 		}
 	}
-	control := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
-	if s := e.mcpStatus(control); s != 200 {
+	control := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "access_token")
+	if s := e.MCPStatus(control); s != 200 {
 		t.Fatalf("control: %d", s)
 	}
 
-	other := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
-	e.exec(`UPDATE oauth_tokens SET resource = 'https://other.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
+	other := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "access_token")
+	e.Exec(`UPDATE oauth_tokens SET resource = 'https://other.example/mcp' WHERE token_hash = $1`, oauth.Hash(other))
 	invalid("(a) other resource", other)
 
-	viaRFC7009 := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
-	e.form("/oauth/revoke", url.Values{"token": {viaRFC7009}, "client_id": {c.id}})
+	viaRFC7009 := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "access_token")
+	e.Form("/oauth/revoke", url.Values{"token": {viaRFC7009}, "client_id": {c.ID}})
 	invalid("(c) revoked by the client", viaRFC7009)
 
-	grants, err := e.db.ListGrants(t.Context(), tn.project)
+	grants, err := e.DB.ListGrants(t.Context(), tn.Project)
 	if err != nil || len(grants) != 1 || grants[0].ClientName != "Test Client" || len(grants[0].ActiveTokens) == 0 {
 		t.Fatalf("list-grants: %+v, %v", grants, err)
 	}
-	viaAdmin := str(e.tokens(t, tn, c, "memory:read").body, "access_token")
-	id := e.queryString(`SELECT id::text FROM oauth_tokens WHERE token_hash = $1`, oauth.Hash(viaAdmin))
-	if _, err := e.db.RevokeOAuthToken(t.Context(), id); err != nil {
+	viaAdmin := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "access_token")
+	id := e.QueryString(`SELECT id::text FROM oauth_tokens WHERE token_hash = $1`, oauth.Hash(viaAdmin))
+	if _, err := e.DB.RevokeOAuthToken(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
 	invalid("(c) revoked by revoke-token", viaAdmin)
 
-	invalid("(e) random", "hya_"+randomB64())
-	req, _ := http.NewRequest("POST", e.srv.URL+"/mcp?access_token="+url.QueryEscape(control), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	invalid("(e) random", "hya_"+servertest.RandomB64())
+	req, _ := http.NewRequest("POST", e.Srv.URL+"/mcp?access_token="+url.QueryEscape(control), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -157,22 +158,22 @@ func TestAZ02TokensFromTheFlow(t *testing.T) {
 		t.Errorf("(f) query-string token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 
-	clock.advance(time.Hour + time.Second)
+	clock.Advance(time.Hour + time.Second)
 	invalid("(b) expired", control)
-	fresh := e.tokens(t, tn, c, "memory:read")
-	if s := e.mcpStatus(str(fresh.body, "access_token")); s != 200 {
+	fresh := e.Tokens(t, tn, c, "memory:read")
+	if s := e.MCPStatus(servertest.Str(fresh.Body, "access_token")); s != 200 {
 		t.Fatalf("fresh token: %d", s)
 	}
-	if _, err := e.db.RevokeGrant(t.Context(), grants[0].ID); err != nil {
+	if _, err := e.DB.RevokeGrant(t.Context(), grants[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	invalid("(d) grant revoked", str(fresh.body, "access_token"))
-	if r := e.refresh(c, str(fresh.body, "refresh_token")); r.body["error"] != "invalid_grant" {
-		t.Errorf("(d) refresh of a revoked grant: %d %s", r.status, r.raw)
+	invalid("(d) grant revoked", servertest.Str(fresh.Body, "access_token"))
+	if r := e.Refresh(c, servertest.Str(fresh.Body, "refresh_token")); r.Body["error"] != "invalid_grant" {
+		t.Errorf("(d) refresh of a revoked grant: %d %s", r.Status, r.Raw)
 	}
 	// A new authorization after revoke-grant makes a new grant.
-	e.tokens(t, tn, c, "memory:read")
-	if n := e.queryString(`SELECT count(*)::text FROM oauth_grants WHERE revoked_at IS NULL`); n != "1" {
+	e.Tokens(t, tn, c, "memory:read")
+	if n := e.QueryString(`SELECT count(*)::text FROM oauth_grants WHERE revoked_at IS NULL`); n != "1" {
 		t.Errorf("%s active grants after re-authorization, want 1", n)
 	}
 }

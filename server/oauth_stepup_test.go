@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 )
 
@@ -20,79 +21,79 @@ import (
 // documents) or keeping it off (access_denied, the grant unchanged).
 func TestBT42StepUpConsentCannotLoop(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "x.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "x.md", commitA, "", 65536)
-	c := e.register("http://127.0.0.1:48213/cb")
-	b := e.browser(t)
-	b.signIn(tn.principal)
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "x.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "x.md", servertest.CommitA, "", 65536)
+	c := e.Register("http://127.0.0.1:48213/cb")
+	b := e.Browser(t)
+	b.SignIn(tn.Principal)
 
 	// The first round: everything asked, documents left unticked.
-	first := b.consent(c.authorizeQuery(""))
-	if strings.Contains(first.body, "asks to also") || !strings.Contains(first.body, `value="approve"`) {
-		t.Fatalf("the first consent page is not the ordinary one: %s", first.body)
+	first := b.Consent(c.AuthorizeQuery(""))
+	if strings.Contains(first.Body, "asks to also") || !strings.Contains(first.Body, `value="approve"`) {
+		t.Fatalf("the first consent page is not the ordinary one: %s", first.Body)
 	}
-	tok := e.exchange(c, codeFrom(t, b.approve(first, tn.project, "memory:read")))
-	r := e.rpc(str(tok.body, "access_token"), "tools/call", map[string]any{"name": "git_document_get",
+	tok := e.Exchange(c, servertest.CodeFrom(t, b.Approve(first, tn.Project, "memory:read")))
+	r := e.RPC(servertest.Str(tok.Body, "access_token"), "tools/call", map[string]any{"name": "git_document_get",
 		"arguments": map[string]any{"source_id": src}})
-	if r.status != http.StatusForbidden || !strings.Contains(r.header.Get("WWW-Authenticate"), `scope="documents:read memory:read"`) {
-		t.Fatalf("document read without the scope: %d %q", r.status, r.header.Get("WWW-Authenticate"))
+	if r.Status != http.StatusForbidden || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="documents:read memory:read"`) {
+		t.Fatalf("document read without the scope: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
 
 	// The client comes back for what the challenge named.
-	stepQuery := c.authorizeQuery("memory:read documents:read")
-	step := b.consent(stepQuery)
+	stepQuery := c.AuthorizeQuery("memory:read documents:read")
+	step := b.Consent(stepQuery)
 	for _, want := range []string{"Test Client</bdi> asks to also read documents of <bdi>proj</bdi>",
 		`value="approve_documents"`, `value="deny_documents"`, "Keep document reading off"} {
-		if !strings.Contains(step.body, want) {
+		if !strings.Contains(step.Body, want) {
 			t.Errorf("step-up page lacks %q", want)
 		}
 	}
 	for _, never := range []string{`value="approve"`, `type="checkbox" name="scope" value="documents:read"`} {
-		if strings.Contains(step.body, never) {
+		if strings.Contains(step.Body, never) {
 			t.Errorf("step-up page has %q", never)
 		}
 	}
 
 	// Kept off: access_denied that says so, and nothing granted.
-	f := hidden(step.body)
+	f := servertest.Hidden(step.Body)
 	f.Set("decision", "deny_documents")
-	p := b.post("/oauth/authorize", f)
-	loc, _ := url.Parse(p.header.Get("Location"))
-	if p.status != http.StatusSeeOther || loc.Query().Get("error") != "access_denied" ||
+	p := b.Post("/oauth/authorize", f)
+	loc, _ := url.Parse(p.Header.Get("Location"))
+	if p.Status != http.StatusSeeOther || loc.Query().Get("error") != "access_denied" ||
 		!strings.Contains(loc.Query().Get("error_description"), "document reading off") {
-		t.Errorf("keep documents off: %d %q", p.status, p.header.Get("Location"))
+		t.Errorf("keep documents off: %d %q", p.Status, p.Header.Get("Location"))
 	}
-	if g := e.queryString(`SELECT array_to_string(scopes, ' ') FROM oauth_grants WHERE client_id = $1`, e.clientRow(c)); g != "memory:read" {
+	if g := e.QueryString(`SELECT array_to_string(scopes, ' ') FROM oauth_grants WHERE client_id = $1`, e.ClientRow(c)); g != "memory:read" {
 		t.Errorf("grant after keeping documents off: %q", g)
 	}
 
 	// Allowed: one round, and the new token reads the document.
-	step = b.consent(stepQuery)
-	f = hidden(step.body)
+	step = b.Consent(stepQuery)
+	f = servertest.Hidden(step.Body)
 	f.Set("decision", "approve_documents")
-	f.Set("project", tn.project)
+	f.Set("project", tn.Project)
 	f.Set("scope", "memory:read")
-	tok = e.exchange(c, codeFrom(t, b.post("/oauth/authorize", f)))
-	if tok.status != http.StatusOK || str(tok.body, "scope") != "memory:read documents:read" {
-		t.Fatalf("token after the step-up: %d %s", tok.status, tok.raw)
+	tok = e.Exchange(c, servertest.CodeFrom(t, b.Post("/oauth/authorize", f)))
+	if tok.Status != http.StatusOK || servertest.Str(tok.Body, "scope") != "memory:read documents:read" {
+		t.Fatalf("token after the step-up: %d %s", tok.Status, tok.Raw)
 	}
-	if res, isErr, raw := e.call(str(tok.body, "access_token"), "git_document_get", map[string]any{"source_id": src}); isErr || res == nil {
+	if res, isErr, raw := e.Call(servertest.Str(tok.Body, "access_token"), "git_document_get", map[string]any{"source_id": src}); isErr || res == nil {
 		t.Errorf("document read after the step-up: %s", raw)
 	}
 	// The grant now covers the request: the next page is the ordinary one.
-	if p := b.consent(stepQuery); strings.Contains(p.body, "asks to also") {
+	if p := b.Consent(stepQuery); strings.Contains(p.Body, "asks to also") {
 		t.Error("a request the grant covers is shown as a step-up")
 	}
 	// The documents button on a request that never asked for documents is
 	// tampering, and grants nothing.
-	plain := b.consent(c.authorizeQuery("memory:read"))
-	f = hidden(plain.body)
+	plain := b.Consent(c.AuthorizeQuery("memory:read"))
+	f = servertest.Hidden(plain.Body)
 	f.Set("decision", "approve_documents")
-	f.Set("project", tn.project)
-	if p := b.post("/oauth/authorize", f); p.status != http.StatusBadRequest || p.header.Get("Location") != "" {
-		t.Errorf("approve_documents on a request without documents:read: %d %q", p.status, p.header.Get("Location"))
+	f.Set("project", tn.Project)
+	if p := b.Post("/oauth/authorize", f); p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
+		t.Errorf("approve_documents on a request without documents:read: %d %q", p.Status, p.Header.Get("Location"))
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // Row AS-03 (docs/security-tests.md §2.19): a document read is authorized
 // against the database (the token, then the source), reads GitHub, and
@@ -12,13 +12,15 @@ import (
 	"testing"
 
 	"heyaira/github/githubtest"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 	"heyaira/store"
 	"heyaira/store/storetest"
 )
 
-// newCountedEnv is newTestEnv whose store goes through a wire counter, so a
+// newCountedEnv is servertest.New whose store goes through a wire counter, so a
 // test counts the statements each request sends to PostgreSQL.
-func newCountedEnv(t *testing.T, mutate ...func(*Config)) (*testEnv, *storetest.WireCounter) {
+func newCountedEnv(t *testing.T, mutate ...func(*server.Config)) (*servertest.Env, *storetest.WireCounter) {
 	t.Helper()
 	url := storetest.NewMigratedURL(t)
 	wc := storetest.NewWireCounter(t, url)
@@ -27,7 +29,7 @@ func newCountedEnv(t *testing.T, mutate ...func(*Config)) (*testEnv, *storetest.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return newTestEnvOn(t, db, nil, mutate...), wc
+	return servertest.NewOn(t, db, nil, mutate...), wc
 }
 
 // readRow is one document.read audit row.
@@ -39,12 +41,12 @@ type readRow struct {
 }
 
 // readRows are the document.read rows after id, oldest first.
-func (e *testEnv) readRows(after int64) []readRow {
-	e.t.Helper()
-	rows, err := e.db.SQL().Query(`SELECT id, actor, target, outcome, COALESCE(project_id::text, ''), details
+func readRows(e *servertest.Env, after int64) []readRow {
+	e.T.Helper()
+	rows, err := e.DB.SQL().Query(`SELECT id, actor, target, outcome, COALESCE(project_id::text, ''), details
 		FROM audit_events WHERE action = 'document.read' AND id > $1 ORDER BY id`, after)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	defer rows.Close()
 	var out []readRow
@@ -52,10 +54,10 @@ func (e *testEnv) readRows(after int64) []readRow {
 		var r readRow
 		var details []byte
 		if err := rows.Scan(&r.id, &r.actor, &r.target, &r.outcome, &r.project, &details); err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		if err := json.Unmarshal(details, &r.details); err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		out = append(out, r)
 	}
@@ -63,9 +65,9 @@ func (e *testEnv) readRows(after int64) []readRow {
 }
 
 // lastAuditID is the newest audit row's id (0 when there is none).
-func (e *testEnv) lastAuditID() int64 {
-	e.t.Helper()
-	id, _ := strconv.ParseInt(e.queryString(`SELECT COALESCE(max(id), 0)::text FROM audit_events`), 10, 64)
+func lastAuditID(e *servertest.Env) int64 {
+	e.T.Helper()
+	id, _ := strconv.ParseInt(e.QueryString(`SELECT COALESCE(max(id), 0)::text FROM audit_events`), 10, 64)
 	return id
 }
 
@@ -78,26 +80,26 @@ func (e *testEnv) lastAuditID() int64 {
 func TestAS03ThreeStatementsPerRead(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t)
-	tn := e.newTenant("o", "r")
-	doc := mixedText(2500)
-	e.gh.AddFile("o", "r", commitA, "a.md", doc)
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "documents:read")
-	after := e.lastAuditID()
+	tn := e.NewTenant("o", "r")
+	doc := servertest.MixedText(2500)
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", doc)
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "documents:read")
+	after := lastAuditID(e)
 	args := map[string]any{"source_id": src}
 	var starts, ends []float64
 	var frags []string
 	var fileSHA string
 	for range 10 {
-		pg0, gh0 := wc.Counts(), e.gh.Count(githubtest.RouteContents)
-		sc, isErr, raw := e.call(tok, "git_document_get", args)
+		pg0, gh0 := wc.Counts(), e.GH.Count(githubtest.RouteContents)
+		sc, isErr, raw := e.Call(tok, "git_document_get", args)
 		if isErr {
 			t.Fatalf("read: %s", raw)
 		}
 		if n := wc.Counts().Sub(pg0).Statements; n != 3 {
 			t.Errorf("fragment %d: %d database statements, want 3", len(starts), n)
 		}
-		if n := e.gh.Count(githubtest.RouteContents) - gh0; n != 1 {
+		if n := e.GH.Count(githubtest.RouteContents) - gh0; n != 1 {
 			t.Errorf("fragment %d: %d GitHub requests, want 1", len(starts), n)
 		}
 		starts = append(starts, sc["range"].(map[string]any)["start_byte"].(float64))
@@ -113,17 +115,17 @@ func TestAS03ThreeStatementsPerRead(t *testing.T) {
 	if len(starts) < 3 {
 		t.Fatalf("%d fragments, want at least 3", len(starts))
 	}
-	rows := e.readRows(after)
+	rows := readRows(e, after)
 	if len(rows) != len(starts) {
 		t.Fatalf("%d audit rows for %d reads", len(rows), len(starts))
 	}
 	for i, r := range rows {
-		want := map[string]any{"path": "a.md", "commit_sha": commitA, "start_byte": starts[i], "end_byte": ends[i],
+		want := map[string]any{"path": "a.md", "commit_sha": servertest.CommitA, "start_byte": starts[i], "end_byte": ends[i],
 			"sha256": fileSHA, "fragment_sha256": frags[i]}
 		if i > 0 {
 			want["cursor_sha256"] = fileSHA
 		}
-		if r.outcome != "ok" || r.target != src || r.actor != "principal:"+tn.principal || r.project != tn.project ||
+		if r.outcome != "ok" || r.target != src || r.actor != "principal:"+tn.Principal || r.project != tn.Project ||
 			!jsonEqual(r.details, want) {
 			t.Errorf("row %d: %+v, want outcome ok with %v", i, r, want)
 		}
@@ -148,33 +150,33 @@ func jsonEqual(a, b map[string]any) bool {
 func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 	t.Parallel()
 	e, wc := newCountedEnv(t)
-	tn := e.newTenant("o", "r")
-	other := e.newTenant("o", "other")
-	e.gh.AddFile("o", "r", commitA, "a.md", mixedText(3000))
-	good := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	revoked := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	e.exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, revoked)
-	tracking := e.addSource(tn, "instruction", "a.md", "", "main", 1000)
-	foreign := e.addSource(other, "runtime", "a.md", commitA, "", 1000)
+	tn := e.NewTenant("o", "r")
+	other := e.NewTenant("o", "other")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", servertest.MixedText(3000))
+	good := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	revoked := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	e.Exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, revoked)
+	tracking := e.AddSource(tn, "instruction", "a.md", "", "main", 1000)
+	foreign := e.AddSource(other, "runtime", "a.md", servertest.CommitA, "", 1000)
 	second := tn
-	second.repo = e.queryString(`INSERT INTO repositories (project_id, github_owner, github_repository, github_installation_id)
-		VALUES ($1, 'o', 'gone', $2) RETURNING id`, tn.project, tn.installation)
-	unlinked := e.addSource(second, "runtime", "a.md", commitA, "", 1000)
-	e.exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, second.repo)
-	continued := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "documents:read")
-	sc, _, _ := e.call(tok, "git_document_get", map[string]any{"source_id": continued})
+	second.Repo = e.QueryString(`INSERT INTO repositories (project_id, github_owner, github_repository, github_installation_id)
+		VALUES ($1, 'o', 'gone', $2) RETURNING id`, tn.Project, tn.Installation)
+	unlinked := e.AddSource(second, "runtime", "a.md", servertest.CommitA, "", 1000)
+	e.Exec(`UPDATE repositories SET revoked_at = now() WHERE id = $1`, second.Repo)
+	continued := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "documents:read")
+	sc, _, _ := e.Call(tok, "git_document_get", map[string]any{"source_id": continued})
 	cur := sc["next_cursor"].(string)
-	e.exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, continued)
-	bob := e.member(tn, "bob")
-	bobTok := e.token(bob, "documents:read")
-	noScope := e.token(tn, "memory:read")
-	carol := e.member(tn, "carol")
-	disabled := e.token(carol, "documents:read")
-	e.exec(`UPDATE principals SET disabled_at = now() WHERE id = $1`, carol.principal)
-	dave := e.member(tn, "dave")
-	removed := e.token(dave, "documents:read")
-	e.exec(`DELETE FROM project_members WHERE principal_id = $1`, dave.principal)
+	e.Exec(`UPDATE document_sources SET revoked_at = now() WHERE id = $1`, continued)
+	bob := member(e, tn, "bob")
+	bobTok := e.Token(bob, "documents:read")
+	noScope := e.Token(tn, "memory:read")
+	carol := member(e, tn, "carol")
+	disabled := e.Token(carol, "documents:read")
+	e.Exec(`UPDATE principals SET disabled_at = now() WHERE id = $1`, carol.Principal)
+	dave := member(e, tn, "dave")
+	removed := e.Token(dave, "documents:read")
+	e.Exec(`DELETE FROM project_members WHERE principal_id = $1`, dave.Principal)
 
 	for _, tt := range []struct {
 		name, tok string
@@ -192,23 +194,23 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 		{"disabled principal", disabled, map[string]any{"source_id": good}, "", 401},
 		{"removed member", removed, map[string]any{"source_id": good}, "", 401},
 	} {
-		after := e.lastAuditID()
-		pg0, gh0 := wc.Counts(), e.gh.Count(githubtest.RouteContents)+e.gh.Count(githubtest.RouteMint)
+		after := lastAuditID(e)
+		pg0, gh0 := wc.Counts(), e.GH.Count(githubtest.RouteContents)+e.GH.Count(githubtest.RouteMint)
 		if tt.code != "" {
-			e.wantCode(tt.tok, "git_document_get", tt.args, tt.code)
-		} else if r := e.rpc(tt.tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": tt.args}); r.status != tt.status {
-			t.Errorf("%s: HTTP %d, want %d", tt.name, r.status, tt.status)
+			e.WantCode(tt.tok, "git_document_get", tt.args, tt.code)
+		} else if r := e.RPC(tt.tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": tt.args}); r.Status != tt.status {
+			t.Errorf("%s: HTTP %d, want %d", tt.name, r.Status, tt.status)
 		}
 		statements := wc.Counts().Sub(pg0).Statements
-		if n := e.gh.Count(githubtest.RouteContents) + e.gh.Count(githubtest.RouteMint) - gh0; n != 0 {
+		if n := e.GH.Count(githubtest.RouteContents) + e.GH.Count(githubtest.RouteMint) - gh0; n != 0 {
 			t.Errorf("%s: %d GitHub requests", tt.name, n)
 		}
-		rows := e.readRows(after)
+		rows := readRows(e, after)
 		switch {
 		case tt.code == "" && len(rows) != 0:
 			t.Errorf("%s: %d audit rows, want none (as before)", tt.name, len(rows))
 		case tt.code == "":
-		case len(rows) != 1 || rows[0].outcome != tt.code || rows[0].target != tt.args["source_id"] || rows[0].project != tn.project:
+		case len(rows) != 1 || rows[0].outcome != tt.code || rows[0].target != tt.args["source_id"] || rows[0].project != tn.Project:
 			t.Errorf("%s: rows %+v, want one with outcome %s", tt.name, rows, tt.code)
 		case statements != int64(tt.status):
 			t.Errorf("%s: %d statements, want %d", tt.name, statements, tt.status)
@@ -224,42 +226,42 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 // Row AU-01 (docs/security-tests.md).
 func TestAS03FailureIsTheReadsOneRow(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, func(c *Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "a.md", []byte("hello"))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "documents:read")
+	e, wc := newCountedEnv(t, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "documents:read")
 	args := map[string]any{"source_id": src}
-	after := e.lastAuditID()
+	after := lastAuditID(e)
 
-	e.gh.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
+	e.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"down"}`))
 	pg0 := wc.Counts()
-	e.wantCode(tok, "git_document_get", args, "provider_unavailable")
+	e.WantCode(tok, "git_document_get", args, "provider_unavailable")
 	if n := wc.Counts().Sub(pg0).Statements; n != 3 {
 		t.Errorf("a GitHub failure: %d statements, want 3 (the token, the source, the row)", n)
 	}
-	if _, isErr, raw := e.call(tok, "git_document_get", args); isErr { // the second of the burst
+	if _, isErr, raw := e.Call(tok, "git_document_get", args); isErr { // the second of the burst
 		t.Fatalf("read: %s", raw)
 	}
-	gh0 := e.gh.Count(githubtest.RouteContents)
+	gh0 := e.GH.Count(githubtest.RouteContents)
 	pg0 = wc.Counts()
 	for range 40 {
-		e.wantCode(tok, "git_document_get", args, "rate_limited")
+		e.WantCode(tok, "git_document_get", args, "rate_limited")
 	}
-	if n := e.gh.Count(githubtest.RouteContents) - gh0; n != 0 {
+	if n := e.GH.Count(githubtest.RouteContents) - gh0; n != 0 {
 		t.Errorf("40 rate-limited reads sent %d GitHub requests", n)
 	}
 	if n := wc.Counts().Sub(pg0).Statements; n != 40 {
 		t.Errorf("40 rate-limited reads: %d statements, want 40 (each token's lookup)", n)
 	}
-	rows := e.readRows(after)
+	rows := readRows(e, after)
 	want := []string{"provider_unavailable", "ok"}
 	if len(rows) != len(want) {
 		t.Fatalf("rows %+v, want outcomes %v", rows, want)
 	}
 	for i, r := range rows {
-		if r.outcome != want[i] || r.target != src || r.actor != "principal:"+tn.principal ||
-			r.details["path"] != "a.md" || r.details["commit_sha"] != commitA {
+		if r.outcome != want[i] || r.target != src || r.actor != "principal:"+tn.Principal ||
+			r.details["path"] != "a.md" || r.details["commit_sha"] != servertest.CommitA {
 			t.Errorf("row %d: %+v, want outcome %s with path and commit", i, r, want[i])
 		}
 	}
@@ -270,23 +272,23 @@ func TestAS03FailureIsTheReadsOneRow(t *testing.T) {
 // closed: the caller gets an error and not a byte of the document.
 func TestAS03AuditRowBeforeTheAnswer(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("o", "r")
-	e.gh.AddFile("o", "r", commitA, "a.md", []byte("the secret text"))
-	src := e.addSource(tn, "runtime", "a.md", commitA, "", 1000)
-	tok := e.token(tn, "documents:read")
-	e.exec(`CREATE FUNCTION refuse_reads() RETURNS trigger LANGUAGE plpgsql AS $$
+	e := servertest.New(t)
+	tn := e.NewTenant("o", "r")
+	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("the secret text"))
+	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)
+	tok := e.Token(tn, "documents:read")
+	e.Exec(`CREATE FUNCTION refuse_reads() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'no audit' USING ERRCODE = '53100'; END $$`)
-	e.exec(`CREATE TRIGGER refuse_reads BEFORE INSERT ON audit_events FOR EACH ROW
+	e.Exec(`CREATE TRIGGER refuse_reads BEFORE INSERT ON audit_events FOR EACH ROW
 		WHEN (NEW.action = 'document.read') EXECUTE FUNCTION refuse_reads()`)
-	sc, isErr, raw := e.call(tok, "git_document_get", map[string]any{"source_id": src})
+	sc, isErr, raw := e.Call(tok, "git_document_get", map[string]any{"source_id": src})
 	if !isErr || strings.Contains(raw, "the secret text") {
 		t.Fatalf("a read whose row could not be written: %s", raw)
 	}
 	if code := sc["error"].(map[string]any)["code"]; code != "store_unavailable" && code != "internal" {
 		t.Errorf("code %v, want store_unavailable or internal", code)
 	}
-	if n := e.gh.Count(githubtest.RouteContents); n != 1 {
+	if n := e.GH.Count(githubtest.RouteContents); n != 1 {
 		t.Errorf("%d GitHub requests, want the read's 1: the row is written after GitHub answered", n)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/servertest"
 )
 
 // TestBT41SigninLinkHandOff: a forwarded sign-in link (login CSRF by
@@ -16,77 +17,77 @@ import (
 // that session; a plain post changes nothing and leaves the link usable.
 func TestBT41SigninLinkHandOff(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	victim := e.newTenant("o", "r")
-	attacker := e.queryString(`INSERT INTO principals (account_id, name) VALUES
+	e, _ := servertest.NewOAuth(t)
+	victim := e.NewTenant("o", "r")
+	attacker := e.QueryString(`INSERT INTO principals (account_id, name) VALUES
 		((SELECT id FROM accounts WHERE name = 'acct' LIMIT 1), 'mallory') RETURNING id`)
-	e.exec(`UPDATE accounts SET name = 'Acme Research'`)
+	e.Exec(`UPDATE accounts SET name = 'Acme Research'`)
 	used := func(link string) string {
-		return e.queryString(`SELECT (used_at IS NOT NULL)::text FROM signin_links WHERE token_hash = $1`, oauth.Hash(link))
+		return e.QueryString(`SELECT (used_at IS NOT NULL)::text FROM signin_links WHERE token_hash = $1`, oauth.Hash(link))
 	}
-	signedInAs := func(b *browser) string {
+	signedInAs := func(b *servertest.Browser) string {
 		t.Helper()
-		return b.get("/signin").body
+		return b.Get("/signin").Body
 	}
 
 	// Without a session: the page names the link's principal and account.
-	fresh := e.browser(t)
-	link := e.signinLink(attacker)
-	p := fresh.get("/signin?token=" + link)
+	fresh := e.Browser(t)
+	link := e.SigninLink(attacker)
+	p := fresh.Get("/signin?token=" + link)
 	for _, want := range []string{"as <strong>mallory</strong>", "account <strong>Acme Research</strong>", `<button type="submit">Sign in</button>`} {
-		if !strings.Contains(p.body, want) {
-			t.Errorf("sign-in page without a session lacks %q: %s", want, p.body)
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("sign-in page without a session lacks %q: %s", want, p.Body)
 		}
 	}
-	if strings.Contains(p.body, `name="switch"`) {
+	if strings.Contains(p.Body, `name="switch"`) {
 		t.Error("a switch is offered to a browser with no session")
 	}
 
 	// The victim is signed in; the attacker's link is forwarded to them.
-	b := e.browser(t)
-	b.signIn(victim.principal)
-	p = b.get("/signin?token=" + link)
+	b := e.Browser(t)
+	b.SignIn(victim.Principal)
+	p = b.Get("/signin?token=" + link)
 	for _, want := range []string{"signed in as <strong>ada</strong>", "as <strong>mallory</strong>",
 		`name="switch" value="confirm">Sign out ada and sign in as mallory</button>`} {
-		if !strings.Contains(p.body, want) {
-			t.Errorf("sign-in page over another session lacks %q: %s", want, p.body)
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("sign-in page over another session lacks %q: %s", want, p.Body)
 		}
 	}
-	form := hidden(p.body)
+	form := servertest.Hidden(p.Body)
 	// A plain post (what today's page sends, or a form without the switch)
 	// changes nothing.
-	r := b.post("/signin", form)
-	if r.status != http.StatusConflict || !strings.Contains(r.body, "Nothing changed") {
-		t.Errorf("post without the switch: %d %s", r.status, r.body)
+	r := b.Post("/signin", form)
+	if r.Status != http.StatusConflict || !strings.Contains(r.Body, "Nothing changed") {
+		t.Errorf("post without the switch: %d %s", r.Status, r.Body)
 	}
 	form.Set("switch", "yes")
-	if r := b.post("/signin", form); r.status != http.StatusConflict {
-		t.Errorf("post with a wrong switch value: %d", r.status)
+	if r := b.Post("/signin", form); r.Status != http.StatusConflict {
+		t.Errorf("post with a wrong switch value: %d", r.Status)
 	}
 	if used(link) != "false" || !strings.Contains(signedInAs(b), "signed in as <strong>ada</strong>") {
 		t.Fatal("the victim's session was replaced without the switch")
 	}
 	// The switch needs this browser's CSRF token: a page elsewhere cannot
 	// post it.
-	if r := b.post("/signin", url.Values{"token": {link}, "switch": {"confirm"}, "csrf": {"x"}}); r.status != http.StatusForbidden {
-		t.Errorf("switch without CSRF: %d", r.status)
+	if r := b.Post("/signin", url.Values{"token": {link}, "switch": {"confirm"}, "csrf": {"x"}}); r.Status != http.StatusForbidden {
+		t.Errorf("switch without CSRF: %d", r.Status)
 	}
 	// The explicit switch, from the page, replaces the session.
 	form.Set("switch", "confirm")
-	if r := b.post("/signin", form); r.status != http.StatusSeeOther {
-		t.Fatalf("explicit switch: %d %s", r.status, r.body)
+	if r := b.Post("/signin", form); r.Status != http.StatusSeeOther {
+		t.Fatalf("explicit switch: %d %s", r.Status, r.Body)
 	}
 	if used(link) != "true" || !strings.Contains(signedInAs(b), "signed in as <strong>mallory</strong>") {
 		t.Error("the explicit switch did not sign in as the link's principal")
 	}
 
 	// The same principal's own new link needs no switch.
-	again := e.browser(t)
-	again.signIn(victim.principal)
-	if p := again.get("/signin?token=" + e.signinLink(victim.principal)); strings.Contains(p.body, `name="switch"`) {
+	again := e.Browser(t)
+	again.SignIn(victim.Principal)
+	if p := again.Get("/signin?token=" + e.SigninLink(victim.Principal)); strings.Contains(p.Body, `name="switch"`) {
 		t.Error("a switch is asked for the principal's own link")
 	}
-	if r := again.signIn(victim.principal); r.status != http.StatusSeeOther {
-		t.Errorf("own link over own session: %d", r.status)
+	if r := again.SignIn(victim.Principal); r.Status != http.StatusSeeOther {
+		t.Errorf("own link over own session: %d", r.Status)
 	}
 }

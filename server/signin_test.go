@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"log/slog"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"heyaira/oauth"
+	"heyaira/server"
 	"heyaira/server/authserver"
+	"heyaira/server/internal/servertest"
 )
 
 // TestOA18SigninLink: GET never redeems; POST redeems once; expired links
@@ -18,30 +20,30 @@ import (
 // Row BT-41 (docs/security-tests.md).
 func TestOA18SigninLink(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
 	used := func(link string) string {
-		return e.queryString(`SELECT (used_at IS NOT NULL)::text FROM signin_links WHERE token_hash = $1`, oauth.Hash(link))
+		return e.QueryString(`SELECT (used_at IS NOT NULL)::text FROM signin_links WHERE token_hash = $1`, oauth.Hash(link))
 	}
-	sessions := func() int { return e.countRows("browser_sessions") }
+	sessions := func() int { return e.CountRows("browser_sessions") }
 
 	// (a) Link scanners fetch the link: nothing happens.
-	link := e.signinLink(tn.principal)
-	b := e.browser(t)
+	link := e.SigninLink(tn.Principal)
+	b := e.Browser(t)
 	for range 3 {
-		if p := b.get("/signin?token=" + link); p.status != 200 || !strings.Contains(p.body, `<button type="submit">Sign in</button>`) {
-			t.Fatalf("GET: %d %s", p.status, p.body)
+		if p := b.Get("/signin?token=" + link); p.Status != 200 || !strings.Contains(p.Body, `<button type="submit">Sign in</button>`) {
+			t.Fatalf("GET: %d %s", p.Status, p.Body)
 		}
 	}
 	if used(link) != "false" || sessions() != 0 {
 		t.Fatal("GET redeemed the link")
 	}
-	form := hidden(b.get("/signin?token=" + link).body)
-	p := b.post("/signin", form)
-	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/signin" || used(link) != "true" || sessions() != 1 {
-		t.Fatalf("POST: %d %q", p.status, p.header.Get("Location"))
+	form := servertest.Hidden(b.Get("/signin?token=" + link).Body)
+	p := b.Post("/signin", form)
+	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" || used(link) != "true" || sessions() != 1 {
+		t.Fatalf("POST: %d %q", p.Status, p.Header.Get("Location"))
 	}
-	cookies := p.header.Values("Set-Cookie")
+	cookies := p.Header.Values("Set-Cookie")
 	var session string
 	for _, c := range cookies {
 		if strings.HasPrefix(c, "heyaira_session=") {
@@ -52,42 +54,42 @@ func TestOA18SigninLink(t *testing.T) {
 		!strings.Contains(session, "Path=/") || strings.Contains(session, "Secure") {
 		t.Errorf("session cookie %q", session)
 	}
-	if p := b.get("/signin"); !strings.Contains(p.body, "You are signed in as <strong>ada</strong>") {
-		t.Errorf("signed-in page: %s", p.body)
+	if p := b.Get("/signin"); !strings.Contains(p.Body, "You are signed in as <strong>ada</strong>") {
+		t.Errorf("signed-in page: %s", p.Body)
 	}
 
 	// (b) The same link again: the GET already says it is not valid, and
 	// no session is made.
-	if p := b.get("/signin?token=" + link); p.status != http.StatusBadRequest || !strings.Contains(p.body, "already used") || sessions() != 1 {
-		t.Errorf("second redemption: %d, %d sessions", p.status, sessions())
+	if p := b.Get("/signin?token=" + link); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "already used") || sessions() != 1 {
+		t.Errorf("second redemption: %d, %d sessions", p.Status, sessions())
 	}
 
 	// (c) Expired (the database clock decides, as for the admin's link),
 	// after the form was fetched and before it is posted.
-	late := e.signinLink(tn.principal)
-	lateForm := hidden(b.get("/signin?token=" + late).body)
-	e.exec(`UPDATE signin_links SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(late))
-	if p := b.post("/signin", lateForm); p.status != http.StatusBadRequest {
-		t.Errorf("expired link: %d", p.status)
+	late := e.SigninLink(tn.Principal)
+	lateForm := servertest.Hidden(b.Get("/signin?token=" + late).Body)
+	e.Exec(`UPDATE signin_links SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, oauth.Hash(late))
+	if p := b.Post("/signin", lateForm); p.Status != http.StatusBadRequest {
+		t.Errorf("expired link: %d", p.Status)
 	}
-	if p := b.get("/signin?token=" + late); p.status != http.StatusBadRequest {
-		t.Errorf("expired link GET: %d", p.status)
+	if p := b.Get("/signin?token=" + late); p.Status != http.StatusBadRequest {
+		t.Errorf("expired link GET: %d", p.Status)
 	}
 
 	// (d) Login CSRF: the attacker fetches the form for their own link and
 	// makes the victim's browser post it. The victim has no matching cookie.
-	attacker, victim := e.browser(t), e.browser(t)
-	own := e.signinLink(tn.principal)
-	stolen := hidden(attacker.get("/signin?token=" + own).body)
-	if p := victim.post("/signin", stolen); p.status != http.StatusForbidden {
-		t.Errorf("form posted from another browser: %d", p.status)
+	attacker, victim := e.Browser(t), e.Browser(t)
+	own := e.SigninLink(tn.Principal)
+	stolen := servertest.Hidden(attacker.Get("/signin?token=" + own).Body)
+	if p := victim.Post("/signin", stolen); p.Status != http.StatusForbidden {
+		t.Errorf("form posted from another browser: %d", p.Status)
 	}
-	victim.get("/signin?token=" + e.signinLink(tn.principal)) // the victim has a CSRF cookie of their own
-	if p := victim.post("/signin", stolen); p.status != http.StatusForbidden {
-		t.Errorf("attacker's form with the victim's cookie: %d", p.status)
+	victim.Get("/signin?token=" + e.SigninLink(tn.Principal)) // the victim has a CSRF cookie of their own
+	if p := victim.Post("/signin", stolen); p.Status != http.StatusForbidden {
+		t.Errorf("attacker's form with the victim's cookie: %d", p.Status)
 	}
-	if p := victim.post("/signin", url.Values{"token": {own}}); p.status != http.StatusForbidden {
-		t.Errorf("no CSRF field: %d", p.status)
+	if p := victim.Post("/signin", url.Values{"token": {own}}); p.Status != http.StatusForbidden {
+		t.Errorf("no CSRF field: %d", p.Status)
 	}
 	if used(own) != "false" {
 		t.Error("a refused POST used the link")
@@ -95,19 +97,19 @@ func TestOA18SigninLink(t *testing.T) {
 
 	// (e) A session cookie set before sign-in is replaced and revoked.
 	before := readJarCookie(b, e, "heyaira_session")
-	b.signIn(tn.principal)
+	b.SignIn(tn.Principal)
 	after := readJarCookie(b, e, "heyaira_session")
 	if before == "" || after == "" || before == after {
 		t.Fatalf("session not replaced: %q → %q", before, after)
 	}
-	if _, err := e.db.Session(t.Context(), oauth.Hash(before)); err == nil {
+	if _, err := e.DB.Session(t.Context(), oauth.Hash(before)); err == nil {
 		t.Error("the old session still works")
 	}
 }
 
-func readJarCookie(b *browser, e *testEnv, name string) string {
-	u, _ := url.Parse(e.srv.URL)
-	for _, c := range b.c.Jar.Cookies(u) {
+func readJarCookie(b *servertest.Browser, e *servertest.Env, name string) string {
+	u, _ := url.Parse(e.Srv.URL)
+	for _, c := range b.C.Jar.Cookies(u) {
 		if c.Name == name {
 			return c.Value
 		}
@@ -119,17 +121,17 @@ func readJarCookie(b *browser, e *testEnv, name string) string {
 // __Host- prefixed, Secure, HttpOnly, SameSite=Lax and Path=/.
 func TestOA18HostCookiesOnHTTPS(t *testing.T) {
 	t.Parallel()
-	e, _ := newOAuthEnv(t)
-	tn := e.newTenant("o", "r")
-	h := NewServer(slog.New(slog.DiscardHandler), Config{PublicURL: "https://heyaira.example"}, e.db, nil, e.cursors)
-	link := e.signinLink(tn.principal)
+	e, _ := servertest.NewOAuth(t)
+	tn := e.NewTenant("o", "r")
+	h := server.NewServer(slog.New(slog.DiscardHandler), server.Config{PublicURL: "https://heyaira.example"}, e.DB, nil, e.Cursors)
+	link := e.SigninLink(tn.Principal)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "https://heyaira.example/signin?token="+link, nil))
 	csrf := rec.Result().Cookies()
 	if len(csrf) != 1 || csrf[0].Name != "__Host-heyaira_signin_csrf" {
 		t.Fatalf("CSRF cookie %v", rec.Header().Values("Set-Cookie"))
 	}
-	req := httptest.NewRequest("POST", "https://heyaira.example/signin", strings.NewReader(hidden(rec.Body.String()).Encode()))
+	req := httptest.NewRequest("POST", "https://heyaira.example/signin", strings.NewReader(servertest.Hidden(rec.Body.String()).Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(csrf[0])
 	rec = httptest.NewRecorder()

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"heyaira/github/githubtest"
 	"heyaira/server/catalog"
+	"heyaira/server/internal/servertest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -16,18 +17,18 @@ import (
 // instructions per profile, missing-layer warnings, and no GitHub request.
 func TestCatalogList(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("acme", "app")
-	other := e.newTenant("beta", "web")
-	core := e.accountSource(tn, "core", "acme", "agents", "docs/agents/core.md", "", "main")
-	worker := e.accountSource(tn, "mode:worker", "acme", "agents", "docs/agents/worker.md", wfPinned, "")
-	general := e.instructionSource(tn, "docs/all.md", "", "main", "")
-	eng := e.instructionSource(tn, "docs/engineer.md", wfPinned, "", "engineer")
-	rev := e.instructionSource(tn, "docs/reviewer.md", wfPinned, "", "reviewer")
-	e.instructionSource(other, "docs/other.md", wfPinned, "", "")
-	tok := e.token(tn, "workflows:read", "documents:read")
+	e := servertest.New(t)
+	tn := e.NewTenant("acme", "app")
+	other := e.NewTenant("beta", "web")
+	core := accountSource(e, tn, "core", "acme", "agents", "docs/agents/core.md", "", "main")
+	worker := accountSource(e, tn, "mode:worker", "acme", "agents", "docs/agents/worker.md", wfPinned, "")
+	general := instructionSource(e, tn, "docs/all.md", "", "main", "")
+	eng := instructionSource(e, tn, "docs/engineer.md", wfPinned, "", "engineer")
+	rev := instructionSource(e, tn, "docs/reviewer.md", wfPinned, "", "reviewer")
+	instructionSource(e, other, "docs/other.md", wfPinned, "", "")
+	tok := e.Token(tn, "workflows:read", "documents:read")
 
-	sc := e.mustCall(tok, "catalog_list", nil)
+	sc := mustCall(e, tok, "catalog_list", nil)
 	if sc["catalog_sha256"] != catalog.Digest() || sc["budget_bytes"] != float64(61440) ||
 		!cmp.Equal(sc["modes"], []any{"worker", "verifier"}) ||
 		!cmp.Equal(sc["layer_order"], []any{"core", "mode", "role_responsibilities", "methodology",
@@ -79,12 +80,12 @@ func TestCatalogList(t *testing.T) {
 			t.Errorf("profile %s (-want +got):\n%s", p["name"], diff)
 		}
 	}
-	if n := e.gh.Count(githubtest.RouteRef) + e.gh.Count(githubtest.RouteContents); n != 0 {
+	if n := e.GH.Count(githubtest.RouteRef) + e.GH.Count(githubtest.RouteContents); n != 0 {
 		t.Errorf("catalog_list made %d GitHub requests", n)
 	}
 
 	// Another project of another account sees only its own configuration.
-	sc = e.mustCall(e.token(other, "workflows:read"), "catalog_list", nil)
+	sc = mustCall(e, e.Token(other, "workflows:read"), "catalog_list", nil)
 	if w := sc["warnings"].([]any)[0].(map[string]any); !cmp.Equal(w["layers"], []any{"core", "mode:worker", "mode:verifier"}) {
 		t.Errorf("other tenant warnings = %v", w)
 	}
@@ -98,12 +99,12 @@ func TestCatalogList(t *testing.T) {
 // call names them (the control: the strings are there to be hidden).
 func TestAZ14CatalogListHidesSourceLocations(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t)
-	tn := e.newTenant("secretowner-az14", "secretrepo-az14")
+	e := servertest.New(t)
+	tn := e.NewTenant("secretowner-az14", "secretrepo-az14")
 	secrets := []string{"secretowner-az14", "secretrepo-az14", "acctowner-az14", "acctrepo-az14",
 		"docs/agents/core-az14.md", "docs/roles/engineer-az14.md"}
-	core := e.accountSource(tn, "core", "acctowner-az14", "acctrepo-az14", "docs/agents/core-az14.md", wfPinned, "")
-	eng := e.instructionSource(tn, "docs/roles/engineer-az14.md", "", "main", "engineer")
+	core := accountSource(e, tn, "core", "acctowner-az14", "acctrepo-az14", "docs/agents/core-az14.md", wfPinned, "")
+	eng := instructionSource(e, tn, "docs/roles/engineer-az14.md", "", "main", "engineer")
 
 	// ids lists the configured (non-built-in) layers' source ids, and
 	// checks that each names its location exactly when located.
@@ -128,7 +129,7 @@ func TestAZ14CatalogListHidesSourceLocations(t *testing.T) {
 		return got
 	}
 
-	sc, isErr, raw := e.call(e.token(tn, "workflows:read"), "catalog_list", nil)
+	sc, isErr, raw := e.Call(e.Token(tn, "workflows:read"), "catalog_list", nil)
 	if isErr {
 		t.Fatalf("catalog_list with workflows:read: %s", raw)
 	}
@@ -142,7 +143,7 @@ func TestAZ14CatalogListHidesSourceLocations(t *testing.T) {
 		t.Errorf("sources listed without documents:read (-want +got):\n%s", diff)
 	}
 
-	sc, isErr, raw = e.call(e.token(tn, "workflows:read", "documents:read"), "catalog_list", nil)
+	sc, isErr, raw = e.Call(e.Token(tn, "workflows:read", "documents:read"), "catalog_list", nil)
 	if isErr {
 		t.Fatalf("catalog_list with documents:read: %s", raw)
 	}

@@ -1,4 +1,4 @@
-package server
+package servertest
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func decodeBody(t testing.TB, resp *http.Response, v any) {
+func DecodeBody(t testing.TB, resp *http.Response, v any) {
 	t.Helper()
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {

@@ -1,6 +1,6 @@
-package server
+package servertest
 
-// The canary scan of LG-01, shared by every server test: newTestEnv
+// The canary scan of LG-01, shared by every server test: New
 // registers each token it issues, each cursor and each document fragment a
 // tool returns, and when the test ends checks that none of them reached the
 // log, in any spelling a log could carry it.
@@ -41,13 +41,13 @@ func contentForms(s string) []string {
 	return []string{s, strings.Trim(string(j), `"`)}
 }
 
-// canarySet collects what must never be logged.
-type canarySet struct {
+// CanarySet collects what must never be logged.
+type CanarySet struct {
 	mu    sync.Mutex
 	forms map[string]string // spelling → name of the canary
 }
 
-func (c *canarySet) add(name string, forms []string) {
+func (c *CanarySet) add(name string, forms []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.forms == nil {
@@ -60,20 +60,20 @@ func (c *canarySet) add(name string, forms []string) {
 	}
 }
 
-func (c *canarySet) secret(name, s string) {
+func (c *CanarySet) Secret(name, s string) {
 	if len(s) >= canaryMinSubstring {
 		c.add(name, secretForms(s))
 	}
 }
 
-func (c *canarySet) content(name, s string) {
+func (c *CanarySet) Content(name, s string) {
 	if len(s) >= 32 {
 		c.add(name, contentForms(s))
 	}
 }
 
-// find returns the names of canaries found in hay, one per name.
-func (c *canarySet) find(hay string) []string {
+// Find returns the names of canaries found in hay, one per name.
+func (c *CanarySet) Find(hay string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seen := map[string]bool{}
