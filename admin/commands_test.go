@@ -205,7 +205,7 @@ func TestAudit(t *testing.T) {
 	}
 }
 
-// Issue 31: an unreachable database is one plain reason, without the
+// An unreachable database is one plain reason, without the
 // store's own prefix repeated ("database unavailable: store: ping: store:
 // unavailable" before).
 func TestUnavailableDatabaseReason(t *testing.T) {

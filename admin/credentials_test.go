@@ -134,7 +134,7 @@ func TestCredentialCommands(t *testing.T) {
 	}
 
 	// The other kind's flag is refused, naming the flag that revokes it
-	// (issue 31: list-grants lists both kinds together).
+	// (list-grants lists both kinds together).
 	for _, tc := range []struct{ flag, id, want string }{
 		{"--token-id", legacy, "token " + legacy + " not found: it is a legacy token; revoke it with heyaira-admin revoke-token --legacy-token-id " + legacy},
 		{"--legacy-token-id", access, "legacy token " + access + " not found: it is an OAuth token; revoke it with heyaira-admin revoke-token --token-id " + access},

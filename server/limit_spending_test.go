@@ -77,7 +77,7 @@ func statementsOf(wc *storetest.WireCounter, f func()) int64 {
 	return wc.Counts().Sub(before).Statements
 }
 
-// Row VC-01 (review N2, T4-1): junk bearer tokens from one network, however
+// Row VC-01: junk bearer tokens from one network, however
 // many, are answered 401 with no statement, and a valid OAuth or legacy
 // token from that same network is served, each for one lookup. Before the
 // redesign junk spent a per-network bucket and then queued in a lane behind
@@ -102,7 +102,7 @@ func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 	}
 }
 
-// Row VC-02 (T4-4): a token the server minted that no longer works
+// Row VC-02: a token the server minted that no longer works
 // (expired, revoked, or for another resource) gets 401 with the challenge,
 // never 429, so that its client refreshes; each costs the one indexed
 // lookup a valid token costs. A token whose embedded expiry has passed
@@ -180,7 +180,7 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	}
 }
 
-// Row VC-04 (review N1): a listed client whose document is stored
+// Row VC-04: a listed client whose document is stored
 // refetches from a budget of its own, and while its refetch fails for a
 // reason that may pass (here the host's 503) its stored document is served
 // for up to authserver.CIMDStaleFor past its freshness; after that, and for a document
@@ -243,7 +243,7 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	}
 }
 
-// Row VC-07 (T4-3, CIMD by exact URL): a client-ID URL the operator did not
+// Row VC-07 (CIMD by exact URL): a client-ID URL the operator did not
 // list, even on a listed URL's host, is refused with a 400 page that names
 // the setting to add, and causes no fetch and no statement; so made-up URLs
 // spend nothing a new honest client needs. Before the redesign they spent
@@ -277,7 +277,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	}
 }
 
-// Row VC-08 (T4-1): a concurrent wave of junk bearers from one address opens
+// Row VC-08: a concurrent wave of junk bearers from one address opens
 // no database connection and sends no statement, while a valid token from
 // the same address is served during the wave. Before the redesign the
 // gate's bucket was peeked, not reserved, and one such wave took all 16
@@ -326,7 +326,7 @@ func registerFrom(e *servertest.Env, xff string) int {
 		`{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x","token_endpoint_auth_method":"none"}`, "X-Forwarded-For", xff).Status
 }
 
-// Row VC-05 (review N3): registration, which presents no credential, is
+// Row VC-05: registration, which presents no credential, is
 // keyed by an IPv6 client's /64, so rotating addresses within it meets the
 // limits of one address; and its server-wide budget is shared out, so that
 // neither a /64 nor a /48 of them can spend it for everyone. Junk bearers
@@ -352,7 +352,7 @@ func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 	}
 }
 
-// Row VC-06 (review N5): HEYAIRA_TRUSTED_PROXIES refuses a /0, which would
+// Row VC-06: HEYAIRA_TRUSTED_PROXIES refuses a /0, which would
 // let every client name its own address, and reports every range that is
 // wider than one address, for the start-up warning (internal/app/serve.go).
 func TestVC06TrustedProxiesAreAddresses(t *testing.T) {

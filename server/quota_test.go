@@ -64,7 +64,7 @@ func TestBT36PendingAuthorizationBound(t *testing.T) {
 	}
 }
 
-// Issue 31: a wrong argument name lists the tool's fields, and a wrong type
+// A wrong argument name lists the tool's fields, and a wrong type
 // says which JSON type the field takes, so a client can correct itself.
 func TestArgumentErrorsNameTheFields(t *testing.T) {
 	t.Parallel()

@@ -220,7 +220,7 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 
 // TestAS03FailureIsTheReadsOneRow: when GitHub fails, the read's one row
 // records the failure's code, with the source's path and commit. A call the
-// caller's tool budget refuses (review T4-2) is refused before the read
+// caller's tool budget refuses is refused before the read
 // touches the database: it costs the bearer check alone and writes no row,
 // so a principal's audit rows are bounded by its tool budget.
 // Row AU-01 (docs/security-tests.md).

@@ -67,7 +67,7 @@ func TestBT01WorkflowTextNeedsDocumentsRead(t *testing.T) {
 	}
 
 	// Metadata needs only workflows:read, and without documents:read it
-	// names no repository or path (review N7, as catalog_list: AZ-14).
+	// names no repository or path (as catalog_list: AZ-14).
 	_, isErr, raw := e.Call(readOnly, "workflow_get", map[string]any{"workflow_id": id, "view": "compact"})
 	if isErr || strings.Contains(raw, "Distinctive") || strings.Contains(raw, "docs/all.md") || strings.Contains(raw, `"app"`) {
 		t.Errorf("compact view: %s", raw)

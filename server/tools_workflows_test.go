@@ -192,7 +192,7 @@ func TestWorkflowDispatchFreezesTrackingCommits(t *testing.T) {
 	if n := e.CountRows(`audit_events WHERE action IN ('workflow.dispatch', 'workflow.correct') AND outcome = 'ok'`); n != 3 {
 		t.Errorf("%d workflow audit rows, want 3", n)
 	}
-	// T4-7: each full view names its reader, the workflow and the sources
+	// Each full view names its reader, the workflow and the sources
 	// whose frozen text it showed.
 	if n := e.CountRows(`audit_events WHERE action = 'workflow.read' AND outcome = 'ok' AND target = '` + id +
 		`' AND details->'sources' @> '[{"source_id":"` + coreID + `","commit_sha":"` + wfCommit1 + `"}]'`); n != 2 {

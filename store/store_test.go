@@ -110,7 +110,7 @@ func mustQuery(t *testing.T, db *store.DB, q string, dst any, args ...any) {
 	}
 }
 
-// Issue 31: an unreachable database says "store:" once, then the operation,
+// An unreachable database says "store:" once, then the operation,
 // the kind and the driver's reason; the sentinel still matches.
 func TestUnavailableSaysStoreOnce(t *testing.T) {
 	t.Parallel()

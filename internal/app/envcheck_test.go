@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 31: HEYAIRA_ALLOWED_ORIGINS is compared exactly with the Origin
+// HEYAIRA_ALLOWED_ORIGINS is compared exactly with the Origin
 // header, so an entry that is not scheme://host[:port] in lower case can
 // never match; serve refuses it at start-up, saying how to write it.
 // Row BT-45 (docs/security-tests.md).

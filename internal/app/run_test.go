@@ -50,7 +50,7 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
-// Issue 31: the admin CLI's lines on stderr start with the name it was
+// The admin CLI's lines on stderr start with the name it was
 // invoked as, as main's own failure line does: "heyaira:" for `heyaira
 // admin`, "heyaira-admin:" for the link.
 func TestAdminMessagesNameTheProgram(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The documentation test of issue 31: every error code and every HEYAIRA_*
+// The documentation test: every error code and every HEYAIRA_*
 // variable that README.md and docs/*.md name exists in the code, and every
 // stable code and every variable the code reads is documented. A stale
 // statement ("invalid_cursor" for cursor_invalid) then fails here instead

@@ -15,7 +15,7 @@ var (
 	prerequisiteUsers  = map[string]bool{"jsDir": true, "chromiumPath": true, "runNode": true, "runNodeEnv": true}
 )
 
-// TestPrerequisitesCheckedBeforeSubtests (issue 31): a test whose subtests
+// TestPrerequisitesCheckedBeforeSubtests: a test whose subtests
 // need the Node packages or Chromium checks for them itself, before its
 // first t.Run. Left to the subtests, a missing prerequisite skips every
 // subtest and the test reports PASS (TestInteropTypeScriptSDKv2 did).

@@ -9,7 +9,7 @@ import (
 	"heyaira/store/storetest"
 )
 
-// Issue 31: a key that parses but that GitHub refuses (401 at token mint)
+// A key that parses but that GitHub refuses (401 at token mint)
 // is reported by /readyz as 200 "degraded" with app_jwt_refused and by one
 // ERROR line saying what to do, while reads answer provider_forbidden; a
 // later successful mint (the App fixed at GitHub) clears it.

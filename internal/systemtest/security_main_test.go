@@ -135,7 +135,7 @@ func TestAZ11OnlyDocumentedEnvironment(t *testing.T) {
 // that is group- or world-readable, owned by another user, a dangling or
 // unprotected symlink, missing, or not PEM is refused with one start-up
 // ERROR line that names the path and never the contents, and /readyz
-// answers 200 "degraded" naming the problem (issue 31: a WARN alone was
+// answers 200 "degraded" naming the problem (a WARN alone was
 // easy to miss); document tools then answer provider_unconfigured (also
 // with no App ID) while the other tools keep working. A symlink to a protected file is followed and its target
 // checked (decision: secret volumes are symlinks; the target is what is
@@ -146,7 +146,7 @@ func TestPF09AppKeyFiles(t *testing.T) {
 	// The fake's clock is frozen: set it back as far as a loaded machine
 	// may take to reach the subtests, so that a server signing App JWTs by
 	// the wall clock instead of the fake's fails here every time, not only
-	// under load (issue 26: "read provider_forbidden with 0 warnings").
+	// under load ("read provider_forbidden with 0 warnings").
 	gh.Clock().Set(time.Now().Add(-90 * time.Second))
 	s := newLiveServer(t, storetest.NewURL(t), gh, app.Hooks{}, 100)
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(githubtest.Key())
@@ -244,7 +244,7 @@ func TestPF09AppKeyFiles(t *testing.T) {
 			if read.code != "provider_unconfigured" {
 				t.Errorf("read: %s, want provider_unconfigured", read.code)
 			}
-			// Issue 31: a configured App that cannot work is one ERROR line
+			// A configured App that cannot work is one ERROR line
 			// (not a WARN that is easy to miss) and a degraded /readyz.
 			if errs != 1 || warnings != 0 {
 				t.Errorf("%d start-up errors and %d warnings, want 1 error:\n%s", errs, warnings, logs.String())

@@ -109,7 +109,7 @@ func TestTrustedProxyRangesWarn(t *testing.T) {
 	}
 }
 
-// Issue 31: serve warns, before its configuration can fail, about each
+// Serve warns, before its configuration can fail, about each
 // HEYAIRA_* variable it does not read, by name (never value), with the
 // nearest known name; a name its getenv does not see is not warned about.
 // Row BT-45 (docs/security-tests.md).

@@ -6,7 +6,7 @@ package bench
 // runs in the process that also holds the fake GitHub, so client and fake
 // meet over loopback without crossing a process. A read through HeyAira
 // crosses processes twice (driver to server, server to fake), and the
-// side-by-side run of issue 19 measured its bare GET from a client process
+// independent side-by-side run measured its bare GET from a client process
 // of its own. So the one-principal phase also measures that floor: this
 // test binary, re-executed with HEYAIRA_BENCH_BARE_HELPER=1, does one bare
 // GET of the document for each line it reads on stdin and answers with the

@@ -2,7 +2,7 @@
 
 package bench
 
-// The floor of the read path's rules (issue 19): what a read costs when it
+// The floor of the read path's rules: what a read costs when it
 // does only the I/O the rules require and nothing else. A read must be
 // authorized against the database at that moment and audited before it is
 // answered (three statements: the token, the source, and the audit row,

@@ -2,7 +2,7 @@
 
 package bench
 
-// The one-principal phase of TestBench (issue 19): one agent with one token
+// The one-principal phase of TestBench: one agent with one token
 // reading a 2.5 KB document as fast as the server answers, sequentially
 // beside the bare GET, then 1, 8 and 32 calls at a time, against the fake
 // GitHub with no added latency. The other phases spread their load over
@@ -124,7 +124,7 @@ func benchSingle(t *testing.T, e *benchEnv, cfg benchConfig) string {
 		loops = append(loops, l)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## One principal, small reads (issue 19)\n\n")
+	fmt.Fprintf(&b, "\n## One principal, small reads\n\n")
 	fmt.Fprintf(&b, "The %s document (first fragment = whole file) read by one principal with one token, fake GitHub with no added latency. "+
 		"Sequential: %d rounds of one read, one bare GET from the driver (the process that holds the fake) and one from a process of its own, in rotating order. Closed loops of %v per concurrency, then the bare GET at the same concurrency. "+
 		"CPU is the server process, the whole PostgreSQL cluster (postmaster, backends, and the backends it reaped) and the harness (this process: driver, fake GitHub, counting proxy). Load average at the end: %s.\n\n",

@@ -2,7 +2,7 @@
 
 package bench
 
-// The benchmark harness (issue 7; the performance targets T1–T5 and T9 of
+// The benchmark harness (the performance targets T1–T5 and T9 of
 // docs/sizing.md): the real server in a child process
 // (bench_helper_test.go) against the fake GitHub over loopback, driven open
 // loop (loadgen.OpenLoop, loadgen_test.go), its database traffic counted on the wire
