@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"heyaira/oauth"
 	"heyaira/store"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // oauthRows inserts, as the OAuth server would, a client, a grant of the

@@ -3,12 +3,13 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"heyaira/server"
-	"heyaira/server/internal/servertest"
 	"io"
 	"net/http"
 	"testing"
 	"unicode/utf8"
+
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 // The read path end to end (MCP request → authorization → source lookup →

@@ -26,7 +26,7 @@ func cimdRefused(t *testing.T, e *servertest.Env, url, redirect string, status i
 // cimdRefusedFrom is cimdRefused as the client at xff (cimdAuthorizeFrom).
 func cimdRefusedFrom(t *testing.T, e *servertest.Env, xff, url, redirect string, status int, reason string) {
 	t.Helper()
-	p := cimdAuthorizeFrom(t, e, cimdClient(url, redirect), "memory:read", xff)
+	p := servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(url, redirect), "memory:read", xff)
 	if p.Status != status || p.Header.Get("Location") != "" || !strings.Contains(p.Body, "reason: "+reason+")") {
 		t.Errorf("%s: got %d Location=%q %s; want %d %s", url, p.Status, p.Header.Get("Location"), p.Body, status, reason)
 	}
@@ -37,20 +37,20 @@ func cimdRefusedFrom(t *testing.T, e *servertest.Env, xff, url, redirect string,
 // Rows CM-01, CM-02, CM-04, CM-05, CM-06, VC-07 (docs/security-tests.md).
 func TestCMAttacks(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	const base = "https://docs.example/"
 	var listed []string
 	for _, p := range []string{"redirect", "target", "big", "chunked", "impostor", "secret", "expires", "jwk", "oct", "badjwks",
 		"basic", "jwtauth", "dupfield", "html", "missing", "array", "latin1", "nameless", "js"} {
 		listed = append(listed, base+p)
 	}
-	cimd := s.resolver(t, authserver.CIMDFetchTimeout, listed...)
-	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = cimd })
+	cimd := s.Resolver(t, authserver.CIMDFetchTimeout, listed...)
+	e := servertest.New(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = cimd })
 	sent := 0
 	cimdRefused := func(t *testing.T, e *servertest.Env, url, redirect string, status int, reason string) {
 		t.Helper()
 		sent++
-		cimdRefusedFrom(t, e, distinctNetwork(sent), url, redirect, status, reason)
+		cimdRefusedFrom(t, e, servertest.DistinctNetwork(sent), url, redirect, status, reason)
 	}
 	doc := func(id string, extra string) []byte {
 		return []byte(`{"client_id":"` + id + `","client_name":"Docs","redirect_uris":["https://docs.example/cb"]` + extra + `}`)
@@ -58,20 +58,20 @@ func TestCMAttacks(t *testing.T) {
 	e.Canaries.Secret("a document's client_secret", cimdCanary) // LG-01: no document content is logged
 
 	// CM-01: a redirect is refused, its target never fetched.
-	s.handle(base+"redirect", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(base+"redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/target", http.StatusFound)
 	})
-	s.serveJSON(base+"target", doc(base+"target", ""))
+	s.ServeJSON(base+"target", doc(base+"target", ""))
 	cimdRefused(t, e, base+"redirect", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDRedirect)
-	if n := s.fetches(base + "target"); n != 0 {
+	if n := s.Fetches(base + "target"); n != 0 {
 		t.Errorf("CM-01: the redirect target was fetched %d times", n)
 	}
 
 	// CM-02: a 6 KB document, with and without Content-Length.
 	big := doc(base+"big", `,"pad":"`+strings.Repeat("x", 6*1024)+`"`)
-	s.serveJSON(base+"big", big)
+	s.ServeJSON(base+"big", big)
 	cimdRefused(t, e, base+"big", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDTooLarge)
-	s.handle(base+"chunked", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(base+"chunked", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		for i := 0; i < len(big); i += 1024 {
 			w.Write(big[i:min(i+1024, len(big))])
@@ -81,7 +81,7 @@ func TestCMAttacks(t *testing.T) {
 	cimdRefused(t, e, base+"chunked", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDTooLarge)
 
 	// CM-04: client_id names another document.
-	s.serveJSON(base+"impostor", doc("https://claude.ai/oauth/claude-code-client-metadata", ""))
+	s.ServeJSON(base+"impostor", doc("https://claude.ai/oauth/claude-code-client-metadata", ""))
 	cimdRefused(t, e, base+"impostor", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDClientIDMismatch)
 
 	// CM-06: a secret, a symmetric method, a private key.
@@ -95,7 +95,7 @@ func TestCMAttacks(t *testing.T) {
 		"jwtauth":  `,"token_endpoint_auth_method":"private_key_jwt"`,
 		"dupfield": `,"client_name":"Other"`,
 	} {
-		s.serveJSON(base+path, doc(base+path, extra))
+		s.ServeJSON(base+path, doc(base+path, extra))
 		want, status := authserver.CIMDSecret, http.StatusBadRequest
 		switch path {
 		case "basic", "jwtauth":
@@ -107,24 +107,24 @@ func TestCMAttacks(t *testing.T) {
 	}
 
 	// Other documents that are not one: wrong media type, status, shape.
-	s.handle(base+"html", func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(base+"html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(doc(base+"html", ""))
 	})
 	cimdRefused(t, e, base+"html", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadContentType)
 	cimdRefused(t, e, base+"missing", "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadStatus)
-	s.serveJSON(base+"array", []byte(`[1]`))
+	s.ServeJSON(base+"array", []byte(`[1]`))
 	cimdRefused(t, e, base+"array", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidJSON)
-	s.serveJSON(base+"latin1", []byte("{\"client_id\":\""+base+"latin1\",\"client_name\":\"\xe9\",\"redirect_uris\":[\"https://docs.example/cb\"]}"))
+	s.ServeJSON(base+"latin1", []byte("{\"client_id\":\""+base+"latin1\",\"client_name\":\"\xe9\",\"redirect_uris\":[\"https://docs.example/cb\"]}"))
 	cimdRefused(t, e, base+"latin1", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidJSON)
-	s.serveJSON(base+"nameless", []byte(`{"client_id":"`+base+`nameless","redirect_uris":["https://docs.example/cb"]}`))
+	s.ServeJSON(base+"nameless", []byte(`{"client_id":"`+base+`nameless","redirect_uris":["https://docs.example/cb"]}`))
 	cimdRefused(t, e, base+"nameless", "https://docs.example/cb", http.StatusBadRequest, authserver.CIMDInvalidDocument)
-	s.serveJSON(base+"js", []byte(`{"client_id":"`+base+`js","client_name":"x","redirect_uris":["javascript:alert(1)"]}`))
+	s.ServeJSON(base+"js", []byte(`{"client_id":"`+base+`js","client_name":"x","redirect_uris":["javascript:alert(1)"]}`))
 	cimdRefused(t, e, base+"js", "javascript:alert(1)", http.StatusBadRequest, authserver.CIMDInvalidDocument)
 
 	// CM-05: a URL outside the list, and URLs the gate refuses, are refused
 	// before any connection.
-	before := len(s.dialed())
+	before := len(s.Dialed())
 	for url, reason := range map[string]string{
 		"https://outside.example/client.json":                 authserver.CIMDNotListed,
 		"https://claude.ai/oauth/claude-code-client-metadata": authserver.CIMDNotListed,
@@ -145,7 +145,7 @@ func TestCMAttacks(t *testing.T) {
 	} {
 		cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadRequest, reason)
 	}
-	if got := s.dialed()[before:]; len(got) != 0 {
+	if got := s.Dialed()[before:]; len(got) != 0 {
 		t.Errorf("CM-05: refused URLs dialed %v", got)
 	}
 }
@@ -157,10 +157,10 @@ const cimdCanary = "cimd-canary-3f9a1c0e7b5d4e2a8c6b"
 // Row CM-03 (docs/security-tests.md).
 func TestCMSlowLoris(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	// 2 s rather than less: under a busy parallel run the TLS handshake alone
 	// can take a few hundred milliseconds, and the deadline must fall on the body.
-	e := servertest.New(t, func(c *server.Config) { c.CIMD = s.resolver(t, 2*time.Second, "https://docs.example/slow") })
+	e := servertest.New(t, func(c *server.Config) { c.CIMD = s.Resolver(t, 2*time.Second, "https://docs.example/slow") })
 	url := "https://docs.example/slow"
 	// The rest never comes, not even the end of the chunked body when the
 	// fetcher gives up: were the handler to return on its request's end, the
@@ -168,7 +168,7 @@ func TestCMSlowLoris(t *testing.T) {
 	// cleanup, before the stand-in closes (cleanups run last first).
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
-	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(url, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"client_id":`))
 		w.(http.Flusher).Flush()
@@ -183,16 +183,16 @@ func TestCMSlowLoris(t *testing.T) {
 // Row CM-08 (docs/security-tests.md).
 func TestCMCachedFailure(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	clock := servertest.NewClock()
 	e := servertest.New(t, func(c *server.Config) {
-		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/flaky")
+		c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/flaky")
 		c.Now = clock.Now
 	})
 	url := "https://docs.example/flaky"
 	var mu sync.Mutex
 	body := ""
-	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
+	s.Handle(url, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		if body == "" {
@@ -206,12 +206,12 @@ func TestCMCachedFailure(t *testing.T) {
 	cimdRefused(t, e, url, "https://docs.example/cb", http.StatusBadGateway, authserver.CIMDBadStatus)
 	set(`{"client_id":"` + url + `","client_name":"Flaky","redirect_uris":["https://docs.example/cb"]}`)
 	get := func() servertest.Page {
-		return e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
+		return e.Browser(t).Get("/oauth/authorize?" + servertest.CIMDClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
 	}
 	if p := get(); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
 		t.Fatalf("CM-08: after the outage the document was not fetched again: %d %s", p.Status, p.Body)
 	}
-	if n := s.fetches(url); n != 2 {
+	if n := s.Fetches(url); n != 2 {
 		t.Errorf("CM-08: %d fetches, want 2", n)
 	}
 	clock.Advance(2 * time.Hour) // the row is stale
@@ -272,20 +272,20 @@ func TestCMForbiddenAddresses(t *testing.T) {
 // Rows CM-09, VC-07 (docs/security-tests.md).
 func TestCMFlood(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	const listed = "https://docs.example/client.json"
-	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
-	s.serveJSON(listed, []byte(`{"client_id":"`+listed+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`))
+	e := servertest.New(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, listed) })
+	s.ServeJSON(listed, []byte(`{"client_id":"`+listed+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`))
 	const n = 40
 	statuses := make(chan int, n+1)
 	for i := range n {
 		go func() {
 			u := "https://docs.example/flood/" + strings.Repeat("x", i+1)
-			statuses <- cimdAuthorizeFrom(t, e, cimdClient(u, "https://docs.example/cb"), "", distinctNetwork(i)).Status
+			statuses <- servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(u, "https://docs.example/cb"), "", servertest.DistinctNetwork(i)).Status
 		}()
 	}
 	go func() {
-		statuses <- cimdAuthorizeFrom(t, e, cimdClient(listed, "https://docs.example/cb"), "", distinctNetwork(n)).Status
+		statuses <- servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(listed, "https://docs.example/cb"), "", servertest.DistinctNetwork(n)).Status
 	}()
 	count := map[int]int{}
 	for range n + 1 {
@@ -294,7 +294,7 @@ func TestCMFlood(t *testing.T) {
 	if count[http.StatusBadRequest] != n || count[http.StatusSeeOther] != 1 {
 		t.Errorf("CM-09: statuses %v, want %d × 400 and the listed URL's 303", count, n)
 	}
-	if total, dials := s.totalFetches(), len(s.dialed()); total != 1 || dials != 1 {
+	if total, dials := s.TotalFetches(), len(s.Dialed()); total != 1 || dials != 1 {
 		t.Errorf("CM-09: %d fetches and %d connections, want the listed URL's one", total, dials)
 	}
 }
@@ -318,7 +318,7 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 	e := servertest.New(t, func(c *server.Config) { c.CIMD = cimd }) // the clock stands still: the URL's budget never refills
 	page := func(wantStatus int) (string, http.Header) {
 		t.Helper()
-		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "http://127.0.0.1:4567/callback").AuthorizeQuery("memory:read").Encode())
+		p := e.Browser(t).Get("/oauth/authorize?" + servertest.CIMDClient(url, "http://127.0.0.1:4567/callback").AuthorizeQuery("memory:read").Encode())
 		if p.Status != wantStatus || p.Header.Get("Location") != "" {
 			t.Fatalf("got %d Location=%q; want %d and no redirect\n%s", p.Status, p.Header.Get("Location"), wantStatus, p.Body)
 		}
@@ -358,11 +358,11 @@ func TestCIMDErrorPageTellsTheAdministrator(t *testing.T) {
 // host names it too.
 func TestCIMDRefusedDocumentPage(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	e := servertest.New(t, func(c *server.Config) {
-		c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
+		c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/nameless", "https://docs.example/missing")
 	})
-	s.serveJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
+	s.ServeJSON("https://docs.example/nameless", []byte(`{"client_id":"https://docs.example/nameless","redirect_uris":["https://docs.example/cb"]}`))
 	for url, want := range map[string]struct {
 		status int
 		text   string
@@ -373,7 +373,7 @@ func TestCIMDRefusedDocumentPage(t *testing.T) {
 		"https://docs.example/missing": {http.StatusBadGateway,
 			"This server fetched this application's description from docs.example, but the answer cannot be used (reason: cimd_fetch_status)."},
 	} {
-		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
+		p := e.Browser(t).Get("/oauth/authorize?" + servertest.CIMDClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
 		if body := html.UnescapeString(p.Body); p.Status != want.status || !strings.Contains(body, want.text) {
 			t.Errorf("%s: got %d\n%s\nwant %d with %q", url, p.Status, body, want.status, want.text)
 		}

@@ -24,9 +24,9 @@ func BenchmarkCIMDAuthorizeUnderJunk(b *testing.B) {
 		senders int
 	}{{"known/quiet", 0}, {"known/flood", 32}} {
 		b.Run(tc.name, func(b *testing.B) {
-			s := newCIMDStandIn(b)
+			s := servertest.NewCIMDStandIn(b)
 			const known = "https://claude.ai/oauth/claude-code-client-metadata"
-			e := servertest.New(b, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(b, authserver.CIMDFetchTimeout, known) })
+			e := servertest.New(b, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(b, authserver.CIMDFetchTimeout, known) })
 			const redirect = "http://127.0.0.1:53682/callback"
 			if st := authorizeStatus(context.Background(), e, known, redirect, "198.51.100.60"); st != http.StatusSeeOther {
 				b.Fatalf("the first authorization of the known client: %d", st)
@@ -39,7 +39,7 @@ func BenchmarkCIMDAuthorizeUnderJunk(b *testing.B) {
 				wg.Go(func() {
 					for i := 0; ctx.Err() == nil; i++ {
 						u := "https://claude.ai/junk/" + strconv.Itoa(w) + "/" + strconv.Itoa(i)
-						st := authorizeStatus(ctx, e, u, redirect, v6("2001:db8:66:1::", w<<8|i&0xff))
+						st := authorizeStatus(ctx, e, u, redirect, servertest.V6("2001:db8:66:1::", w<<8|i&0xff))
 						mu.Lock()
 						junk[st]++
 						mu.Unlock()
@@ -66,7 +66,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 // authorizeStatus GETs /oauth/authorize for the document URL u as the
 // client at xff, with a context and no t, and returns the status.
 func authorizeStatus(ctx context.Context, e *servertest.Env, u, redirect, xff string) int {
-	q := cimdClient(u, redirect).AuthorizeQuery("memory:read").Encode()
+	q := servertest.CIMDClient(u, redirect).AuthorizeQuery("memory:read").Encode()
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.Srv.URL+"/oauth/authorize?"+q, nil)
 	req.Header.Set("X-Forwarded-For", xff)
 	resp, err := noRedirects.Do(req)

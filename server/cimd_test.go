@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,39 +11,6 @@ import (
 	"heyaira/server/authserver"
 	"heyaira/server/internal/servertest"
 )
-
-// newCIMDEnv is a test server with CIMD on for the listed client-ID URLs,
-// fetching from a stand-in that serves the snapshot documents.
-func newCIMDEnv(t *testing.T, urls ...string) (*servertest.Env, *cimdStandIn) {
-	t.Helper()
-	s := newCIMDStandIn(t)
-	cimd := s.resolver(t, authserver.CIMDFetchTimeout, urls...)
-	return servertest.New(t, func(c *server.Config) { c.CIMD = cimd }), s
-}
-
-// cimdClient is a client named by its document URL, using redirect.
-func cimdClient(url, redirect string) servertest.Client {
-	return servertest.Client{ID: url, Redirect: redirect, Verifier: servertest.OAuthB64(bytes.Repeat([]byte{7}, 40))}
-}
-
-// cimdAuthorizeFrom GETs /oauth/authorize for c as the client at xff (the
-// test environment must trust loopback as a proxy: trustLoopback), or from
-// the test client's own address when xff is "".
-func cimdAuthorizeFrom(t *testing.T, e *servertest.Env, c servertest.Client, scope, xff string) servertest.Page {
-	t.Helper()
-	req, _ := http.NewRequest("GET", e.Srv.URL+"/oauth/authorize?"+c.AuthorizeQuery(scope).Encode(), nil)
-	if xff != "" {
-		req.Header.Set("X-Forwarded-For", xff)
-	}
-	return e.Browser(t).Do(req)
-}
-
-// distinctNetwork is the i-th of 512 client addresses, each in a /24 of its
-// own (198.18.0.0/15), so in a network and a wide network of its own: for
-// tests whose point is not a network's share of a host's budget.
-func distinctNetwork(i int) string {
-	return "198." + strconv.Itoa(18+i/256%2) + "." + strconv.Itoa(i%256) + ".1"
-}
 
 // todayMetadata is the authorization-server metadata as served before
 // CIMD existed, byte for byte, for issuer https://heyaira.example.
@@ -64,14 +29,14 @@ const todayMetadata = `{"issuer":"https://heyaira.example","authorization_endpoi
 // Row CM-10 (docs/security-tests.md).
 func TestCIMDMetadata(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	for _, tc := range []struct {
 		name string
 		cimd *authserver.CIMD
 		want string
 	}{
 		{"off", nil, todayMetadata},
-		{"on", s.resolver(t, authserver.CIMDFetchTimeout, "https://claude.ai/oauth/claude-code-client-metadata"),
+		{"on", s.Resolver(t, authserver.CIMDFetchTimeout, "https://claude.ai/oauth/claude-code-client-metadata"),
 			strings.Replace(todayMetadata, `"client_id_metadata_document_supported":false`, `"client_id_metadata_document_supported":true`, 1)},
 	} {
 		e := servertest.New(t, func(c *server.Config) { c.PublicURL = "https://heyaira.example"; c.CIMD = tc.cimd })
@@ -85,7 +50,7 @@ func TestCIMDMetadata(t *testing.T) {
 			t.Errorf("%s: metadata =\n%s\nwant\n%s", tc.name, got, tc.want)
 		}
 	}
-	if n := s.totalFetches(); n != 0 {
+	if n := s.TotalFetches(); n != 0 {
 		t.Errorf("serving metadata fetched %d documents", n)
 	}
 }
@@ -96,7 +61,7 @@ func TestCIMDMetadata(t *testing.T) {
 func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 	t.Parallel()
 	e := servertest.New(t)
-	c := cimdClient("https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:5000/callback")
+	c := servertest.CIMDClient("https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:5000/callback")
 	p := e.Browser(t).Get("/oauth/authorize?" + c.AuthorizeQuery("memory:read").Encode())
 	if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" ||
 		!strings.Contains(p.Body, "not registered with this server") {
@@ -111,7 +76,7 @@ func TestCIMDOffURLIsUnknownClient(t *testing.T) {
 // Row CM-13 (docs/security-tests.md).
 func TestCIMDSnapshotsAccepted(t *testing.T) {
 	t.Parallel()
-	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata", "https://claude.ai/oauth/mcp-oauth-client-metadata",
+	e, s := servertest.NewCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata", "https://claude.ai/oauth/mcp-oauth-client-metadata",
 		"https://vscode.dev/oauth/client-metadata.json", "https://chatgpt.com/oauth/codex/client.json")
 	tn := e.NewTenant("o", "r")
 	for _, tc := range []struct {
@@ -124,7 +89,7 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 		{"https://vscode.dev/oauth/client-metadata.json", "http://127.0.0.1:33418/", "vscode.dev", "Visual Studio Code", false},
 		{"https://chatgpt.com/oauth/codex/client.json", "http://localhost:41234/callback", "chatgpt.com", "Codex", true},
 	} {
-		c := cimdClient(tc.url, tc.redirect)
+		c := servertest.CIMDClient(tc.url, tc.redirect)
 		b := e.Browser(t)
 		b.SignIn(tn.Principal)
 		page := b.Consent(c.AuthorizeQuery("memory:read"))
@@ -147,7 +112,7 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 		if rr := e.Refresh(c, servertest.Str(r.Body, "refresh_token")); rr.Status != http.StatusOK {
 			t.Errorf("%s: refresh %d %s", tc.url, rr.Status, rr.Raw)
 		}
-		if n := s.fetches(tc.url); n != 1 {
+		if n := s.Fetches(tc.url); n != 1 {
 			t.Errorf("%s fetched %d times, want 1", tc.url, n)
 		}
 	}
@@ -161,15 +126,15 @@ func TestCIMDSnapshotsAccepted(t *testing.T) {
 // Row CM-12 (docs/security-tests.md).
 func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 	t.Parallel()
-	e, s := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
+	e, s := servertest.NewCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
 	tn := e.NewTenant("o", "r")
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
-	first := e.Tokens(t, tn, cimdClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
-	second := e.Tokens(t, tn, cimdClient(url, "http://localhost:50002/callback"), "memory:read", "tasks:read")
+	first := e.Tokens(t, tn, servertest.CIMDClient(url, "http://127.0.0.1:50001/callback"), "memory:read")
+	second := e.Tokens(t, tn, servertest.CIMDClient(url, "http://localhost:50002/callback"), "memory:read", "tasks:read")
 	if st := e.MCPStatus(servertest.Str(first.Body, "access_token")); st != http.StatusOK {
 		t.Errorf("the first device's access token after the second's authorization: %d", st)
 	}
-	if r := e.Refresh(cimdClient(url, ""), servertest.Str(first.Body, "refresh_token")); r.Status != http.StatusOK {
+	if r := e.Refresh(servertest.CIMDClient(url, ""), servertest.Str(first.Body, "refresh_token")); r.Status != http.StatusOK {
 		t.Errorf("the first device's refresh after the second's authorization: %d %s", r.Status, r.Raw)
 	}
 	if st := e.MCPStatus(servertest.Str(second.Body, "access_token")); st != http.StatusOK {
@@ -182,7 +147,7 @@ func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 		WHERE c.metadata_url = $1 AND g.revoked_at IS NULL`, url); n != "1" {
 		t.Errorf("%s active grants, want the one per (client, principal, project)", n)
 	}
-	if n := s.fetches(url); n != 1 {
+	if n := s.Fetches(url); n != 1 {
 		t.Errorf("fetched %d times, want 1 (the row is the cache)", n)
 	}
 }
@@ -193,11 +158,11 @@ func TestCIMDSecondDeviceKeepsFirst(t *testing.T) {
 // Row CM-11 (docs/security-tests.md).
 func TestCIMDRedirectMustBeListed(t *testing.T) {
 	t.Parallel()
-	e, _ := newCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
+	e, _ := servertest.NewCIMDEnv(t, "https://claude.ai/oauth/claude-code-client-metadata")
 	url := "https://claude.ai/oauth/claude-code-client-metadata"
 	for _, redirect := range []string{"http://127.0.0.1:5000/other", "https://evil.example/callback",
 		"http://127.0.0.1.evil.example/callback"} {
-		p := e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, redirect).AuthorizeQuery("memory:read").Encode())
+		p := e.Browser(t).Get("/oauth/authorize?" + servertest.CIMDClient(url, redirect).AuthorizeQuery("memory:read").Encode())
 		if p.Status != http.StatusBadRequest || p.Header.Get("Location") != "" {
 			t.Errorf("redirect %s: %d %q", redirect, p.Status, p.Header.Get("Location"))
 		}
@@ -208,15 +173,15 @@ func TestCIMDRedirectMustBeListed(t *testing.T) {
 // fetched again after.
 func TestCIMDCacheControl(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	clock := servertest.NewClock()
-	cimd := s.resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/client.json")
+	cimd := s.Resolver(t, authserver.CIMDFetchTimeout, "https://docs.example/client.json")
 	e := servertest.New(t, func(c *server.Config) { c.CIMD = cimd; c.Now = clock.Now })
 	url := "https://docs.example/client.json"
-	s.serveJSON(url, []byte(`{"client_id":"`+url+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`),
+	s.ServeJSON(url, []byte(`{"client_id":"`+url+`","client_name":"Docs","redirect_uris":["https://docs.example/cb"]}`),
 		"Cache-Control", "public, max-age=300")
 	get := func() servertest.Page {
-		return e.Browser(t).Get("/oauth/authorize?" + cimdClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
+		return e.Browser(t).Get("/oauth/authorize?" + servertest.CIMDClient(url, "https://docs.example/cb").AuthorizeQuery("memory:read").Encode())
 	}
 	for i, step := range []struct {
 		advance time.Duration
@@ -226,7 +191,7 @@ func TestCIMDCacheControl(t *testing.T) {
 		if p := get(); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
 			t.Fatalf("step %d: %d %s", i, p.Status, p.Body)
 		}
-		if n := s.fetches(url); n != step.fetches {
+		if n := s.Fetches(url); n != step.fetches {
 			t.Errorf("step %d: %d fetches, want %d", i, n, step.fetches)
 		}
 	}

@@ -1,9 +1,10 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // A name the caller sent is echoed in an error cut to web.MaxQuoted bytes. Before,

@@ -25,7 +25,7 @@ import (
 func BenchmarkValidTokenUnderJunk(b *testing.B) {
 	for _, senders := range []int{0, 32} {
 		b.Run("senders="+strconv.Itoa(senders), func(b *testing.B) {
-			e := servertest.New(b, trustLoopback, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e9, 1<<30 })
+			e := servertest.New(b, servertest.TrustLoopback, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e9, 1<<30 })
 			tn := e.NewTenant("o", "r")
 			good := e.Token(tn, "memory:read")
 			const network = "198.51.100.7"
@@ -84,7 +84,7 @@ func BenchmarkRefreshUnderJunk(b *testing.B) {
 		honest  string
 	}{{"quiet", 0, "198.51.100.50"}, {"same", 32, "198.51.100.7"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			e := servertest.New(b, trustLoopback)
+			e := servertest.New(b, servertest.TrustLoopback)
 			tn := e.NewTenant("o", "r")
 			clientID, rt := insertRefreshToken(e, tn)
 			const flood = "198.51.100.7"

@@ -25,9 +25,9 @@ import (
 // Rows JK-01, JK-02, JK-03, JK-04, JK-05, JK-06, JK-07 (docs/security-tests.md).
 func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	const listed = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, listed) })
+	e, wc := newCountedEnv(t, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, listed) })
 	tn := e.NewTenant("o", "r")
 	c := e.Register("http://127.0.0.1/cb")
 	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
@@ -83,7 +83,7 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 			return p.Status, pageTitle(p.Body)
 		}, http.StatusBadRequest, "Invalid authorization request"},
 		{"JK-07 unlisted client-ID URL at /oauth/authorize", func() (int, string) {
-			p := b.Get("/oauth/authorize?" + cimdClient("https://claude.ai/oauth/made-up", "http://127.0.0.1/cb").AuthorizeQuery("memory:read").Encode())
+			p := b.Get("/oauth/authorize?" + servertest.CIMDClient("https://claude.ai/oauth/made-up", "http://127.0.0.1/cb").AuthorizeQuery("memory:read").Encode())
 			return p.Status, pageTitle(p.Body)
 		}, http.StatusBadRequest, "Application not recognised"},
 	} {
@@ -97,7 +97,7 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 			}
 		}
 	}
-	if n := s.totalFetches(); n != 0 {
+	if n := s.TotalFetches(); n != 0 {
 		t.Errorf("%d CIMD fetches, want none", n)
 	}
 }

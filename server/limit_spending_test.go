@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -32,12 +31,6 @@ import (
 	"heyaira/server/internal/web"
 	"heyaira/store/storetest"
 )
-
-// trustLoopback makes the test client's own address (127.0.0.1) a trusted
-// proxy, so that X-Forwarded-For names the client.
-func trustLoopback(c *server.Config) {
-	c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
-}
 
 // bearerFrom sends tools/list with token, as the client at xff.
 func bearerFrom(e *servertest.Env, token, xff string) servertest.Reply {
@@ -84,7 +77,7 @@ func statementsOf(wc *storetest.WireCounter, f func()) int64 {
 // which a valid token waited; before that, it got 429.
 func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	good, legacy := e.Token(tn, "memory:read"), e.LegacyToken(tn)
 	const victim = "198.51.100.7"
@@ -109,7 +102,7 @@ func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 // costs none.
 func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	expired, revoked, other := e.Token(tn, "memory:read"), e.Token(tn, "memory:read"), e.Token(tn, "memory:read")
 	e.Exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.Clock.Now().Add(-time.Minute))
@@ -139,7 +132,7 @@ func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 // gets invalid_grant too, so that the client signs in again.
 func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	c := e.Register("http://127.0.0.1/cb")
 	first := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
@@ -188,15 +181,15 @@ func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 // URLs on the same host, however many, are refused unfetched (VC-07).
 func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	legit := "https://docs.example/client.json"
-	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, legit) })
+	e := servertest.New(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, legit) })
 	doc := []byte(`{"client_id":"` + legit + `","client_name":"Legit","redirect_uris":["http://127.0.0.1/cb"]}`)
-	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	s.ServeJSON(legit, doc, "Cache-Control", "max-age=60")
 	sent := 0
 	get := func(u string) servertest.Page {
 		sent++
-		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1/cb"), "memory:read", distinctNetwork(sent))
+		return servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(u, "http://127.0.0.1/cb"), "memory:read", servertest.DistinctNetwork(sent))
 	}
 	if p := get(legit); p.Status != http.StatusSeeOther {
 		t.Fatalf("first authorization: %d %s", p.Status, p.Body)
@@ -206,21 +199,21 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	if junk[http.StatusBadRequest] != 50 {
 		t.Errorf("made-up URLs on the host: %v, want 50 × 400", junk)
 	}
-	if p := get(legit); p.Status != http.StatusSeeOther || s.fetches(legit) != 2 {
-		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.Status, s.fetches(legit))
+	if p := get(legit); p.Status != http.StatusSeeOther || s.Fetches(legit) != 2 {
+		t.Errorf("the real client after the junk: %d, %d fetches; want 303 and a refetch", p.Status, s.Fetches(legit))
 	}
 
 	// The host fails: the stored document is served stale, and refetches
 	// are bounded by the URL's own budget.
-	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	s.Handle(legit, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
 	e.Clock.Advance(2 * time.Minute)
-	before := s.fetches(legit)
+	before := s.Fetches(legit)
 	for i := range 10 {
 		if p := get(legit); p.Status != http.StatusSeeOther {
 			t.Fatalf("authorization %d during the host's outage: %d %s", i, p.Status, p.Body)
 		}
 	}
-	if n := s.fetches(legit) - before; n < 1 || n > authserver.CIMDURLBurst {
+	if n := s.Fetches(legit) - before; n < 1 || n > authserver.CIMDURLBurst {
 		t.Errorf("%d refetches during the outage, want 1 to %d", n, authserver.CIMDURLBurst)
 	}
 	if !strings.Contains(e.Logs.String(), `"cimd":"stale"`) {
@@ -232,11 +225,11 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 	}
 
 	// A document its host no longer serves is not used stale.
-	s.serveJSON(legit, doc, "Cache-Control", "max-age=60")
+	s.ServeJSON(legit, doc, "Cache-Control", "max-age=60")
 	if p := get(legit); p.Status != http.StatusSeeOther {
 		t.Fatalf("the host is back: %d", p.Status)
 	}
-	s.handle(legit, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	s.Handle(legit, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 	e.Clock.Advance(2 * time.Minute)
 	if p := get(legit); p.Status != http.StatusBadGateway {
 		t.Errorf("the document was removed: %d, want 502", p.Status)
@@ -252,18 +245,20 @@ func TestVC04CIMDClientsOutliveJunkAndOutages(t *testing.T) {
 // Row JK-07 (docs/security-tests.md).
 func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
+	e, wc := newCountedEnv(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u, xff string) servertest.Page {
-		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
+		return servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
 	}
 	var got map[int]int
 	n := statementsOf(wc, func() {
-		got = statuses(100, func(i int) int { return get("https://claude.ai/junk/"+strconv.Itoa(i), v6("2001:db8:7:1::", i)).Status })
+		got = statuses(100, func(i int) int {
+			return get("https://claude.ai/junk/"+strconv.Itoa(i), servertest.V6("2001:db8:7:1::", i)).Status
+		})
 	})
-	if got[http.StatusBadRequest] != 100 || n != 0 || s.totalFetches() != 0 {
-		t.Errorf("100 unlisted URLs: %v, %d statements, %d fetches; want 100 × 400, none, none", got, n, s.totalFetches())
+	if got[http.StatusBadRequest] != 100 || n != 0 || s.TotalFetches() != 0 {
+		t.Errorf("100 unlisted URLs: %v, %d statements, %d fetches; want 100 × 400, none, none", got, n, s.TotalFetches())
 	}
 	p := get("https://claude.ai/junk/x", "198.51.100.20")
 	if body := html.UnescapeString(p.Body); !strings.Contains(body, "HEYAIRA_CIMD_CLIENTS=https://claude.ai/junk/x") || !strings.Contains(body, authserver.CIMDNotListed) {
@@ -272,7 +267,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	if p := get(honest, "2001:db8:7:1::99"); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/signin" {
 		t.Fatalf("the listed client from the junk's network: %d %s", p.Status, p.Body)
 	}
-	if n := s.fetches(honest); n != 1 {
+	if n := s.Fetches(honest); n != 1 {
 		t.Errorf("the listed client's document fetched %d times, want 1", n)
 	}
 }
@@ -284,7 +279,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 // connections of the pool.
 func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, trustLoopback)
+	e, wc := newCountedEnv(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	good := e.Token(tn, "memory:read")
 	const network = "203.0.113.93"
@@ -312,13 +307,6 @@ func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 	}
 }
 
-// v6 is the address of one /64 whose last 16 bits are i.
-func v6(prefix string, i int) string {
-	a := netip.MustParseAddr(prefix).As16()
-	a[14], a[15] = byte(i>>8), byte(i)
-	return netip.AddrFrom16(a).String()
-}
-
 // registerFrom posts one dynamic registration as the client at xff.
 func registerFrom(e *servertest.Env, xff string) int {
 	e.T.Helper()
@@ -333,14 +321,14 @@ func registerFrom(e *servertest.Env, xff string) int {
 // from rotating addresses cost nothing to key (VC-01).
 func TestVC05IPv6IsKeyedByItsPrefix(t *testing.T) {
 	t.Parallel()
-	e := servertest.New(t, trustLoopback)
-	created := statuses(110, func(i int) int { return registerFrom(e, v6("2001:db8:1:1::", i)) })
+	e := servertest.New(t, servertest.TrustLoopback)
+	created := statuses(110, func(i int) int { return registerFrom(e, servertest.V6("2001:db8:1:1::", i)) })
 	if created[http.StatusCreated] != authserver.RegisterPerIPBurst {
 		t.Errorf("registrations from one /64: %v, want %d created", created, authserver.RegisterPerIPBurst)
 	}
 	// One /48, many /64s: its share of the server-wide budget.
 	wide := statuses(authserver.RegisterWideBurst+10, func(i int) int {
-		return registerFrom(e, v6("2001:db8:3:"+strconv.FormatInt(int64(i), 16)+"::", 1))
+		return registerFrom(e, servertest.V6("2001:db8:3:"+strconv.FormatInt(int64(i), 16)+"::", 1))
 	})
 	if wide[http.StatusCreated] != authserver.RegisterWideBurst {
 		t.Errorf("registrations from %d /64s of one /48: %v, want %d created", authserver.RegisterWideBurst+10, wide, authserver.RegisterWideBurst)
@@ -440,11 +428,11 @@ func TestVC09AStalledTokenBodyHoldsNothing(t *testing.T) {
 // URLs.)
 func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 	t.Parallel()
-	s := newCIMDStandIn(t)
+	s := servertest.NewCIMDStandIn(t)
 	const honest = "https://vscode.dev/oauth/client-metadata.json"
-	e := servertest.New(t, trustLoopback, func(c *server.Config) { c.CIMD = s.resolver(t, authserver.CIMDFetchTimeout, honest) })
+	e := servertest.New(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u string) int {
-		return cimdAuthorizeFrom(t, e, cimdClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").Status
+		return servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(u, "http://127.0.0.1:33418/"), "memory:read", "198.51.100.70").Status
 	}
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -457,7 +445,7 @@ func TestVC10UnlistedURLsChargeNothing(t *testing.T) {
 			t.Fatalf("the listed URL, time %d, after unlisted ones: %d", i+1, status)
 		}
 	}
-	if n := s.fetches(honest); n != authserver.CIMDURLBurst {
+	if n := s.Fetches(honest); n != authserver.CIMDURLBurst {
 		t.Errorf("the listed URL fetched %d times, want %d (its own budget, untouched by the others)", n, authserver.CIMDURLBurst)
 	}
 }

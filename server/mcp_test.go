@@ -1,13 +1,14 @@
 package server_test
 
 import (
-	"heyaira/oauth"
-	"heyaira/server"
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"heyaira/oauth"
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 // Rows AZ-12, IN-09 (docs/security-tests.md).

@@ -1,13 +1,14 @@
 package server_test
 
 import (
-	"heyaira/server"
-	"heyaira/server/internal/servertest"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 )
 
 func TestMetricsEndpoint(t *testing.T) {

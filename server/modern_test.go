@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"heyaira/server/internal/servertest"
 	"heyaira/server/mcp"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // modernBody is a 2026-07-28 request: the version in params._meta.

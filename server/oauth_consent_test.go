@@ -1,11 +1,12 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // TestOA14ConsentCSRFAndFraming: the approve POST needs this session's CSRF

@@ -1,11 +1,12 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // TestOAuthFlowEndToEnd walks the whole flow the way an SDK client and a

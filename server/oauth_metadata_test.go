@@ -1,11 +1,12 @@
 package server_test
 
 import (
-	"heyaira/server"
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"net/url"
 	"testing"
+
+	"heyaira/server"
+	"heyaira/server/internal/servertest"
 
 	"github.com/google/go-cmp/cmp"
 )

@@ -1,13 +1,14 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"html"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 var errorLinkRE = regexp.MustCompile(`<a href="([^"]*)" rel="noreferrer">`)

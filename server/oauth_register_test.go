@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"heyaira/server/authserver"
 	"heyaira/server/internal/servertest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestOA03RegisterRedirectURIs: the scheme check is an allowlist; a bad URI

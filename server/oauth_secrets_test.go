@@ -32,9 +32,9 @@ func TestCR02SecretsStoredOnlyHashed(t *testing.T) {
 	b.Get("/oauth/authorize?" + q.Encode()) // pending cookie, then sign-in
 	sp := b.Get("/signin?token=" + link)
 	secrets["signin csrf field"] = servertest.Hidden(sp.Body).Get("csrf")
-	secrets["signin csrf cookie"] = readJarCookie(b, e, "heyaira_signin_csrf")
+	secrets["signin csrf cookie"] = servertest.ReadJarCookie(b, e, "heyaira_signin_csrf")
 	next := b.Post("/signin", servertest.Hidden(sp.Body)).Header.Get("Location")
-	secrets["session cookie"] = readJarCookie(b, e, "heyaira_session")
+	secrets["session cookie"] = servertest.ReadJarCookie(b, e, "heyaira_session")
 	consent := b.Get(next)
 	secrets["request handle"] = servertest.Hidden(consent.Body).Get("request")
 	secrets["consent csrf"] = servertest.Hidden(consent.Body).Get("csrf")

@@ -1,10 +1,11 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // This file shows remove-member and disable-principal (store.RemoveMember,

@@ -1,8 +1,9 @@
 package server_test
 
 import (
-	"heyaira/server/internal/servertest"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // Rows AZ-05, CU-02, LG-03: a refused document read — another project's

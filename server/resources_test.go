@@ -6,10 +6,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
-
 	"heyaira/github/githubtest"
 	"heyaira/server/internal/servertest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // method sends one method and returns its result, or fails the test.

@@ -96,25 +96,15 @@ func TestOA18SigninLink(t *testing.T) {
 	}
 
 	// (e) A session cookie set before sign-in is replaced and revoked.
-	before := readJarCookie(b, e, "heyaira_session")
+	before := servertest.ReadJarCookie(b, e, "heyaira_session")
 	b.SignIn(tn.Principal)
-	after := readJarCookie(b, e, "heyaira_session")
+	after := servertest.ReadJarCookie(b, e, "heyaira_session")
 	if before == "" || after == "" || before == after {
 		t.Fatalf("session not replaced: %q → %q", before, after)
 	}
 	if _, err := e.DB.Session(t.Context(), oauth.Hash(before)); err == nil {
 		t.Error("the old session still works")
 	}
-}
-
-func readJarCookie(b *servertest.Browser, e *servertest.Env, name string) string {
-	u, _ := url.Parse(e.Srv.URL)
-	for _, c := range b.C.Jar.Cookies(u) {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return ""
 }
 
 // TestOA18HostCookiesOnHTTPS: with an https public URL every cookie is

@@ -6,10 +6,11 @@ package server_test
 // works as another.
 
 import (
-	"heyaira/server/internal/servertest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"heyaira/server/internal/servertest"
 )
 
 // Row CR-03: type confusion. A cursor, a refresh token, a code, a session
@@ -26,7 +27,7 @@ func TestCR03TypeConfusion(t *testing.T) {
 	c := e.Register("http://127.0.0.1/cb")
 	b := e.Browser(t)
 	b.SignIn(tn.Principal)
-	session := readJarCookie(b, e, "heyaira_session")
+	session := servertest.ReadJarCookie(b, e, "heyaira_session")
 	code := servertest.CodeFrom(t, b.Approve(b.Consent(c.AuthorizeQuery("")), tn.Project, "documents:read"))
 	tk := e.Exchange(c, code)
 	access, refresh := servertest.Str(tk.Body, "access_token"), servertest.Str(tk.Body, "refresh_token")

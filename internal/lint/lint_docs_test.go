@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"heyaira/internal/app"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"heyaira/internal/app"
 )
 
 // The documentation test: every error code and every HEYAIRA_*

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"heyaira/cursor"
-	"heyaira/internal/app"
-	"heyaira/internal/logbuf"
-	"heyaira/store"
-	"heyaira/store/storetest"
 	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"heyaira/cursor"
+	"heyaira/internal/app"
+	"heyaira/internal/logbuf"
+	"heyaira/store"
+	"heyaira/store/storetest"
 )
 
 func TestServeRefusesMissingSchema(t *testing.T) {

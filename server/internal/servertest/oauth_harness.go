@@ -303,3 +303,14 @@ func (e *Env) ClientRow(c Client) string {
 	}
 	return row
 }
+
+// ReadJarCookie is the value of the cookie name in b's jar for the server.
+func ReadJarCookie(b *Browser, e *Env, name string) string {
+	u, _ := url.Parse(e.Srv.URL)
+	for _, c := range b.C.Jar.Cookies(u) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}

@@ -1,6 +1,7 @@
-package server_test
+package servertest
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,15 +9,16 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"embed"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"heyaira/server"
 	"heyaira/server/authserver"
 )
 
@@ -30,6 +32,9 @@ import (
 // lists a URL on the last, for the refusal of a URL outside the list.
 var cimdHosts = []string{"claude.ai", "vscode.dev", "chatgpt.com", "docs.example", "outside.example"}
 
+//go:embed testdata/cimd
+var snapshots embed.FS
+
 // Snapshot documents: URL → file under testdata/cimd.
 var cimdSnapshots = map[string]string{
 	"https://claude.ai/oauth/claude-code-client-metadata": "claude-code.json",
@@ -38,8 +43,8 @@ var cimdSnapshots = map[string]string{
 	"https://chatgpt.com/oauth/codex/client.json":         "codex.json",
 }
 
-// cimdStandIn is the TLS stand-in with its routes and what it saw.
-type cimdStandIn struct {
+// CIMDStandIn is the TLS stand-in with its routes and what it saw.
+type CIMDStandIn struct {
 	srv   *httptest.Server
 	roots *x509.CertPool
 	mu    sync.Mutex
@@ -48,9 +53,10 @@ type cimdStandIn struct {
 	dials []string // addresses the fetcher asked the dialer for
 }
 
-func newCIMDStandIn(t testing.TB) *cimdStandIn {
+// NewCIMDStandIn starts the stand-in, serving the snapshot documents.
+func NewCIMDStandIn(t testing.TB) *CIMDStandIn {
 	t.Helper()
-	s := &cimdStandIn{route: map[string]http.HandlerFunc{}, hits: map[string]int{}}
+	s := &CIMDStandIn{route: map[string]http.HandlerFunc{}, hits: map[string]int{}}
 	cert, roots := cimdCertificate(t, cimdHosts)
 	s.roots = roots
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
@@ -58,16 +64,16 @@ func newCIMDStandIn(t testing.TB) *cimdStandIn {
 	s.srv.StartTLS()
 	t.Cleanup(s.srv.Close)
 	for url, file := range cimdSnapshots {
-		body, err := os.ReadFile("testdata/cimd/" + file)
+		body, err := snapshots.ReadFile("testdata/cimd/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.serveJSON(url, body)
+		s.ServeJSON(url, body)
 	}
 	return s
 }
 
-func (s *cimdStandIn) serve(w http.ResponseWriter, r *http.Request) {
+func (s *CIMDStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Host + r.URL.RequestURI()
 	s.mu.Lock()
 	s.hits[key]++
@@ -80,16 +86,16 @@ func (s *cimdStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	h(w, r)
 }
 
-// handle routes a document URL ("https://host/path") to h.
-func (s *cimdStandIn) handle(url string, h http.HandlerFunc) {
+// Handle routes a document URL ("https://host/path") to h.
+func (s *CIMDStandIn) Handle(url string, h http.HandlerFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.route[url[len("https://"):]] = h
 }
 
-// serveJSON serves body as application/json at url.
-func (s *cimdStandIn) serveJSON(url string, body []byte, headers ...string) {
-	s.handle(url, func(w http.ResponseWriter, r *http.Request) {
+// ServeJSON serves body as application/json at url.
+func (s *CIMDStandIn) ServeJSON(url string, body []byte, headers ...string) {
+	s.Handle(url, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		for i := 0; i+1 < len(headers); i += 2 {
 			w.Header().Set(headers[i], headers[i+1])
@@ -98,15 +104,15 @@ func (s *cimdStandIn) serveJSON(url string, body []byte, headers ...string) {
 	})
 }
 
-// fetches is how many requests reached url.
-func (s *cimdStandIn) fetches(url string) int {
+// Fetches is how many requests reached url.
+func (s *CIMDStandIn) Fetches(url string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[url[len("https://"):]]
 }
 
-// totalFetches is how many requests reached the stand-in.
-func (s *cimdStandIn) totalFetches() int {
+// TotalFetches is how many requests reached the stand-in.
+func (s *CIMDStandIn) TotalFetches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -116,7 +122,8 @@ func (s *cimdStandIn) totalFetches() int {
 	return n
 }
 
-func (s *cimdStandIn) dialed() []string {
+// Dialed lists the addresses the fetcher asked the dialer for.
+func (s *CIMDStandIn) Dialed() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.dials...)
@@ -124,7 +131,7 @@ func (s *cimdStandIn) dialed() []string {
 
 // dial is the test dialer: it records the address and connects to the
 // stand-in whatever the name.
-func (s *cimdStandIn) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (s *CIMDStandIn) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	s.mu.Lock()
 	s.dials = append(s.dials, addr)
 	s.mu.Unlock()
@@ -132,9 +139,9 @@ func (s *cimdStandIn) dial(ctx context.Context, network, addr string) (net.Conn,
 	return d.DialContext(ctx, network, s.srv.Listener.Addr().String())
 }
 
-// resolver returns a CIMD for the listed client-ID URLs that fetches
+// Resolver returns a CIMD for the listed client-ID URLs that fetches
 // through the stand-in.
-func (s *cimdStandIn) resolver(t testing.TB, timeout time.Duration, urls ...string) *authserver.CIMD {
+func (s *CIMDStandIn) Resolver(t testing.TB, timeout time.Duration, urls ...string) *authserver.CIMD {
 	t.Helper()
 	c, err := authserver.NewCIMDWithTimeout(urls, s.dial, s.roots, timeout)
 	if err != nil || c == nil {
@@ -168,4 +175,30 @@ func cimdCertificate(t testing.TB, hosts []string) (tls.Certificate, *x509.CertP
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// NewCIMDEnv is a test server with CIMD on for the listed client-ID URLs,
+// fetching from a stand-in that serves the snapshot documents.
+func NewCIMDEnv(t *testing.T, urls ...string) (*Env, *CIMDStandIn) {
+	t.Helper()
+	s := NewCIMDStandIn(t)
+	cimd := s.Resolver(t, authserver.CIMDFetchTimeout, urls...)
+	return New(t, func(c *server.Config) { c.CIMD = cimd }), s
+}
+
+// CIMDClient is a client named by its document URL, using redirect.
+func CIMDClient(url, redirect string) Client {
+	return Client{ID: url, Redirect: redirect, Verifier: OAuthB64(bytes.Repeat([]byte{7}, 40))}
+}
+
+// CIMDAuthorizeFrom GETs /oauth/authorize for c as the client at xff (the
+// test environment must trust loopback as a proxy: TrustLoopback), or from
+// the test client's own address when xff is "".
+func CIMDAuthorizeFrom(t *testing.T, e *Env, c Client, scope, xff string) Page {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.Srv.URL+"/oauth/authorize?"+c.AuthorizeQuery(scope).Encode(), nil)
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	return e.Browser(t).Do(req)
 }
