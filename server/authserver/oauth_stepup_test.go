@@ -1,4 +1,4 @@
-package server_test
+package authserver_test
 
 import (
 	"net/http"
