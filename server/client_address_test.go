@@ -47,7 +47,7 @@ func postTokenForm(t *testing.T, e *servertest.Env, v url.Values, xff string) (i
 // of the address, and the refresh got 429.)
 func TestTP01MadeUpClientsCannotLockOutARealClient(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t)
+	e, wc := servertest.NewCounted(t)
 	tn := e.NewTenant("o", "r")
 	c := e.Register("http://127.0.0.1/cb")
 	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")

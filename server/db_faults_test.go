@@ -26,28 +26,6 @@ import (
 	"heyaira/store"
 )
 
-// rpcOutcome classifies an /mcp reply: "ok", a tool error code,
-// "store_unavailable" for the bearer's 503, or "http_<status>".
-func rpcOutcome(r servertest.Reply) string {
-	switch {
-	case r.Status == 503 && strings.Contains(string(r.Raw), "store_unavailable"):
-		return "store_unavailable"
-	case r.Status != 200:
-		return fmt.Sprintf("http_%d", r.Status)
-	}
-	res, _ := r.Body["result"].(map[string]any)
-	if isErr, _ := res["isError"].(bool); isErr {
-		sc, _ := res["structuredContent"].(map[string]any)
-		e, _ := sc["error"].(map[string]any)
-		code, _ := e["code"].(string)
-		return code
-	}
-	if res == nil {
-		return "jsonrpc_error"
-	}
-	return "ok"
-}
-
 // Row DB-02: while another session keeps terminating the server's
 // backends, every document and memory read either succeeds with exactly
 // its own bytes or fails closed with store_unavailable (a tool error, or
@@ -95,7 +73,7 @@ func TestDB02BackendsKilledMidRequest(t *testing.T) {
 				} else {
 					r = e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
 				}
-				code := rpcOutcome(r)
+				code := servertest.RPCOutcome(r)
 				if code == "ok" && w%2 == 0 && !strings.Contains(string(r.Raw), servertest.HexSHA(doc)) {
 					code = "wrong_content"
 				}
@@ -262,7 +240,7 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	read := func() servertest.Reply {
 		return e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
 	}
-	if c := rpcOutcome(read()); c != "ok" {
+	if c := servertest.RPCOutcome(read()); c != "ok" {
 		t.Fatalf("warm-up read: %s", c)
 	}
 
@@ -290,7 +268,7 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			c := rpcOutcome(read())
+			c := servertest.RPCOutcome(read())
 			d := time.Since(start)
 			mu.Lock()
 			codes[c]++
@@ -327,7 +305,7 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 	releasedAt := time.Now()
 	var back time.Duration
 	for {
-		if rpcOutcome(read()) == "ok" {
+		if servertest.RPCOutcome(read()) == "ok" {
 			back = time.Since(releasedAt)
 			break
 		}
@@ -367,7 +345,7 @@ func TestDB06LockAndPoolDiscipline(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := rpcOutcome(read())
+			c := servertest.RPCOutcome(read())
 			mu.Lock()
 			codes[c]++
 			mu.Unlock()

@@ -53,7 +53,7 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 					}
 					r := e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcA}})
 					// A held read ends at the GitHub client's deadline.
-					if c := rpcOutcome(r); c == "rate_limited" {
+					if c := servertest.RPCOutcome(r); c == "rate_limited" {
 						refusedA.Add(1)
 					} else if c != "ok" && c != "provider_unavailable" {
 						t.Errorf("A's read: %s", c)
@@ -76,7 +76,7 @@ func TestBT20ProjectFloodLeavesOthersGitHub(t *testing.T) {
 		start := time.Now()
 		r := e.RPC(tokB, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": srcB}})
 		lat = append(lat, time.Since(start))
-		if c := rpcOutcome(r); c == "ok" {
+		if c := servertest.RPCOutcome(r); c == "ok" {
 			ok++
 		} else if ok == 0 && len(lat) == 1 {
 			t.Errorf("B's first read while A floods: %s", c)

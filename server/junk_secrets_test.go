@@ -27,7 +27,7 @@ func TestJKMadeUpSecretsCostNoStatement(t *testing.T) {
 	t.Parallel()
 	s := servertest.NewCIMDStandIn(t)
 	const listed = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, listed) })
+	e, wc := servertest.NewCounted(t, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, listed) })
 	tn := e.NewTenant("o", "r")
 	c := e.Register("http://127.0.0.1/cb")
 	rt := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")

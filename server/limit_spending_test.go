@@ -77,7 +77,7 @@ func statementsOf(wc *storetest.WireCounter, f func()) int64 {
 // which a valid token waited; before that, it got 429.
 func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, servertest.TrustLoopback)
+	e, wc := servertest.NewCounted(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	good, legacy := e.Token(tn, "memory:read"), e.LegacyToken(tn)
 	const victim = "198.51.100.7"
@@ -102,7 +102,7 @@ func TestVC01JunkBearersNeverLockOutAValidToken(t *testing.T) {
 // costs none.
 func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, servertest.TrustLoopback)
+	e, wc := servertest.NewCounted(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	expired, revoked, other := e.Token(tn, "memory:read"), e.Token(tn, "memory:read"), e.Token(tn, "memory:read")
 	e.Exec(`UPDATE oauth_tokens SET expires_at = $2 WHERE token_hash = $1`, oauth.Hash(expired), e.Clock.Now().Add(-time.Minute))
@@ -132,7 +132,7 @@ func TestVC02IssuedTokensCostOneLookup(t *testing.T) {
 // gets invalid_grant too, so that the client signs in again.
 func TestVC03BadGrantsNeverLockOutAClientsValidGrants(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, servertest.TrustLoopback)
+	e, wc := servertest.NewCounted(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	c := e.Register("http://127.0.0.1/cb")
 	first := servertest.Str(e.Tokens(t, tn, c, "memory:read").Body, "refresh_token")
@@ -247,7 +247,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 	t.Parallel()
 	s := servertest.NewCIMDStandIn(t)
 	const honest = "https://claude.ai/oauth/claude-code-client-metadata"
-	e, wc := newCountedEnv(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, honest) })
+	e, wc := servertest.NewCounted(t, servertest.TrustLoopback, func(c *server.Config) { c.CIMD = s.Resolver(t, authserver.CIMDFetchTimeout, honest) })
 	get := func(u, xff string) servertest.Page {
 		return servertest.CIMDAuthorizeFrom(t, e, servertest.CIMDClient(u, "http://127.0.0.1:53682/callback"), "memory:read", xff)
 	}
@@ -279,7 +279,7 @@ func TestVC07UnlistedClientIDURLsCostNothing(t *testing.T) {
 // connections of the pool.
 func TestVC08AJunkWaveOpensNoConnection(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, servertest.TrustLoopback)
+	e, wc := servertest.NewCounted(t, servertest.TrustLoopback)
 	tn := e.NewTenant("o", "r")
 	good := e.Token(tn, "memory:read")
 	const network = "203.0.113.93"

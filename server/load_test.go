@@ -65,7 +65,7 @@ func TestLD04FairnessAndTokenEndpointAbuse(t *testing.T) {
 	call := func(tok string) (string, time.Duration) {
 		start := time.Now()
 		r := e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
-		return rpcOutcome(r), time.Since(start)
+		return servertest.RPCOutcome(r), time.Since(start)
 	}
 	scale := soak.Scaled(1, 10)
 	const badRefreshes = 120
@@ -219,7 +219,7 @@ func TestLD02MemoryPerInFlightRead(t *testing.T) {
 		for range 64 {
 			wg.Go(func() {
 				r := e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
-				switch c := rpcOutcome(r); c {
+				switch c := servertest.RPCOutcome(r); c {
 				case "ok":
 					completed.Add(1)
 				case "store_unavailable":

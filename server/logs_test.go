@@ -417,7 +417,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	e.Exec(`CREATE TRIGGER fault BEFORE INSERT OR UPDATE ON memories FOR EACH ROW EXECUTE FUNCTION fault_fail()`)
 	r := e.RPC(tok, "tools/call", map[string]any{"name": "memory_put", "arguments": map[string]any{"key": "k", "content": "v"}})
 	id := r.Header.Get("X-Request-Id")
-	if rpcOutcome(r) != "internal" || !strings.Contains(string(r.Raw), id) {
+	if servertest.RPCOutcome(r) != "internal" || !strings.Contains(string(r.Raw), id) {
 		t.Errorf("SQL failure: %s, want internal with request id %s", r.Raw, id)
 	}
 	for _, leak := range []string{"injected", "memories", "pq:", "P0001"} {
@@ -430,7 +430,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	}
 	e.GH.InjectN(githubtest.RouteContents, 1, githubtest.Status(500, `{"message":"`+secret+` from GitHub"}`))
 	r = e.RPC(tok, "tools/call", map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": src}})
-	if rpcOutcome(r) != "provider_unavailable" || strings.Contains(string(r.Raw), secret) || strings.Contains(e.Logs.String(), secret) {
+	if servertest.RPCOutcome(r) != "provider_unavailable" || strings.Contains(string(r.Raw), secret) || strings.Contains(e.Logs.String(), secret) {
 		t.Errorf("GitHub 500 with a body: %s", r.Raw)
 	}
 }

@@ -13,38 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// modernBody is a 2026-07-28 request: the version in params._meta.
-func modernBody(method, version string, params map[string]any) string {
-	if params == nil {
-		params = map[string]any{}
-	}
-	params["_meta"] = map[string]any{mcp.MetaProtocolVersion: version,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	return string(b)
-}
-
-// modernPost sends a modern request with the headers the era requires.
-func modernPost(e *servertest.Env, tok, method, version, header string, params map[string]any, extra ...string) servertest.Reply {
-	e.T.Helper()
-	h := []string{"Authorization", "Bearer " + tok, "MCP-Protocol-Version", header, "Mcp-Method", method}
-	if name, ok := params["name"].(string); ok {
-		h = append(h, "Mcp-Name", name)
-	}
-	if uri, ok := params["uri"].(string); ok {
-		h = append(h, "Mcp-Name", uri)
-	}
-	return e.Post(modernBody(method, version, params), append(h, extra...)...)
-}
-
-func rpcErrorOf(t *testing.T, r servertest.Reply) (float64, map[string]any) {
-	t.Helper()
-	errObj, _ := r.Body["error"].(map[string]any)
-	code, _ := errObj["code"].(float64)
-	data, _ := errObj["data"].(map[string]any)
-	return code, data
-}
-
 // TestModernEra serves 2026-07-28 on /mcp beside the legacy era: discover,
 // tools/list with ttlMs and a private cacheScope, tools/call whose result is
 // the legacy one plus resultType, and the header rules (-32020, -32022,
@@ -56,7 +24,7 @@ func TestModernEra(t *testing.T) {
 	tok := e.Token(tn, "memory:read", "memory:write")
 	const v = "2026-07-28"
 
-	r := modernPost(e, tok, "server/discover", v, v, nil)
+	r := servertest.ModernPost(e, tok, "server/discover", v, v, nil)
 	if r.Status != 200 {
 		t.Fatalf("discover: %d %s", r.Status, r.Raw)
 	}
@@ -71,7 +39,7 @@ func TestModernEra(t *testing.T) {
 		t.Errorf("discover without serverInfo: %s", r.Raw)
 	}
 
-	r = modernPost(e, tok, "tools/list", v, v, nil)
+	r = servertest.ModernPost(e, tok, "tools/list", v, v, nil)
 	res, _ = r.Body["result"].(map[string]any)
 	legacy := e.RPC(tok, "tools/list", nil)
 	if r.Status != 200 || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil {
@@ -84,7 +52,7 @@ func TestModernEra(t *testing.T) {
 	// The same call in both eras: the result differs only by resultType.
 	e.Call(tok, "memory_put", map[string]any{"key": "k", "content": "välue"})
 	call := map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}}
-	r = modernPost(e, tok, "tools/call", v, v, call)
+	r = servertest.ModernPost(e, tok, "tools/call", v, v, call)
 	leg := e.RPC(tok, "tools/call", map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"}})
 	var modernRes, legacyRes struct {
 		Result json.RawMessage `json:"result"`
@@ -95,12 +63,12 @@ func TestModernEra(t *testing.T) {
 		t.Errorf("modern tools/call result\n%s\nwant\n%s", modernRes.Result, want)
 	}
 	// Scopes are the same: a 403 with the same challenge.
-	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": tn.Project}})
+	r = servertest.ModernPost(e, tok, "tools/call", v, v, map[string]any{"name": "git_document_get", "arguments": map[string]any{"source_id": tn.Project}})
 	if r.Status != 403 || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="documents:read memory:read memory:write"`) {
 		t.Errorf("modern call without the scope: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
 	// A header value in the base64 form is decoded before it is compared.
-	r = e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v,
+	r = e.Post(servertest.ModernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v,
 		"Mcp-Method", "tools/call", "Mcp-Name", "=?base64?"+base64.StdEncoding.EncodeToString([]byte("memory_get"))+"?=")
 	if r.Status != 200 {
 		t.Errorf("base64 Mcp-Name: %d %s", r.Status, r.Raw)
@@ -112,42 +80,42 @@ func TestModernEra(t *testing.T) {
 		status int
 		code   float64
 	}{
-		{"header names another version", modernPost(e, tok, "tools/list", v, "2025-06-18", nil), 400, mcp.CodeHeaderMismatch},
-		{"no version header", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, mcp.CodeHeaderMismatch},
-		{"no Mcp-Method", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, mcp.CodeHeaderMismatch},
-		{"Mcp-Method of another method", e.Post(modernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
-		{"no Mcp-Name", e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
-		{"Mcp-Name of another tool", e.Post(modernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, mcp.CodeHeaderMismatch},
+		{"header names another version", servertest.ModernPost(e, tok, "tools/list", v, "2025-06-18", nil), 400, mcp.CodeHeaderMismatch},
+		{"no version header", e.Post(servertest.ModernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "Mcp-Method", "tools/list"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Method", e.Post(servertest.ModernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Method of another method", e.Post(servertest.ModernBody("tools/list", v, nil), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Name", e.Post(servertest.ModernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call"), 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Name of another tool", e.Post(servertest.ModernBody("tools/call", v, call), "Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/call", "Mcp-Name", "memory_put"), 400, mcp.CodeHeaderMismatch},
 		{"_meta without the version", e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
 		{"_meta without the capabilities", e.Post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			"Authorization", "Bearer "+tok, "MCP-Protocol-Version", v, "Mcp-Method", "tools/list"), 400, mcp.CodeInvalidParams},
-		{"header mismatch before an unknown version", modernPost(e, tok, "tools/list", "2099-01-01", v, nil), 400, mcp.CodeHeaderMismatch},
-		{"unknown method", modernPost(e, tok, "resources/subscribe", v, v, nil), 404, mcp.CodeMethodNotFound},
-		{"ping is gone", modernPost(e, tok, "ping", v, v, nil), 404, mcp.CodeMethodNotFound},
-		{"initialize with modern _meta", modernPost(e, tok, "initialize", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"header mismatch before an unknown version", servertest.ModernPost(e, tok, "tools/list", "2099-01-01", v, nil), 400, mcp.CodeHeaderMismatch},
+		{"unknown method", servertest.ModernPost(e, tok, "resources/subscribe", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"ping is gone", servertest.ModernPost(e, tok, "ping", v, v, nil), 404, mcp.CodeMethodNotFound},
+		{"initialize with modern _meta", servertest.ModernPost(e, tok, "initialize", v, v, nil), 404, mcp.CodeMethodNotFound},
 	}
 	for _, tt := range refusals {
-		if code, _ := rpcErrorOf(t, tt.r); tt.r.Status != tt.status || code != tt.code {
+		if code, _ := servertest.RPCErrorOf(t, tt.r); tt.r.Status != tt.status || code != tt.code {
 			t.Errorf("%s: HTTP %d code %v, want %d %v: %s", tt.name, tt.r.Status, code, tt.status, tt.code, tt.r.Raw)
 		}
 	}
 	// Multi-round-trip params: no tool asks for input, so inputResponses is
 	// ignored and any requestState is one this server never issued.
-	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+	r = servertest.ModernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
 		"inputResponses": map[string]any{"extra": map[string]any{"action": "accept"}}})
 	json.Unmarshal(r.Raw, &modernRes)
 	if want := `{"resultType":"complete",` + string(legacyRes.Result[1:]); r.Status != 200 || string(modernRes.Result) != want {
 		t.Errorf("tools/call with inputResponses: %d %s", r.Status, r.Raw)
 	}
-	r = modernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
+	r = servertest.ModernPost(e, tok, "tools/call", v, v, map[string]any{"name": "memory_get", "arguments": map[string]any{"key": "k"},
 		"requestState": "eyJzdGVwIjoxfQ"})
-	if code, _ := rpcErrorOf(t, r); code != mcp.CodeInvalidParams || !strings.Contains(string(r.Raw), "requestState") {
+	if code, _ := servertest.RPCErrorOf(t, r); code != mcp.CodeInvalidParams || !strings.Contains(string(r.Raw), "requestState") {
 		t.Errorf("tools/call with a requestState: %d %s", r.Status, r.Raw)
 	}
 
-	r = modernPost(e, tok, "tools/list", "2027-01-01", "2027-01-01", nil)
-	code, data := rpcErrorOf(t, r)
+	r = servertest.ModernPost(e, tok, "tools/list", "2027-01-01", "2027-01-01", nil)
+	code, data := servertest.RPCErrorOf(t, r)
 	if r.Status != 400 || code != mcp.CodeUnsupportedProtocol || data["requested"] != "2027-01-01" || len(data["supported"].([]any)) != 5 {
 		t.Errorf("unsupported version: %d %s", r.Status, r.Raw)
 	}
@@ -188,12 +156,12 @@ func TestClaudeCode93290ModernMetaWithLegacyHeader(t *testing.T) {
 	e := servertest.New(t)
 	tn := e.NewTenant("o", "r")
 	tok := e.Token(tn, "memory:read")
-	r := modernPost(e, tok, "tools/call", "2026-07-28", "2025-11-25", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
+	r := servertest.ModernPost(e, tok, "tools/call", "2026-07-28", "2025-11-25", map[string]any{"name": "memory_list", "arguments": map[string]any{}})
 	if res, _ := r.Body["result"].(map[string]any); r.Status != 200 || res["resultType"] != "complete" {
 		t.Errorf("the connector's pair: %d %s", r.Status, r.Raw)
 	}
-	r = modernPost(e, tok, "tools/list", "2026-07-28", "2025-03-26", nil)
-	if code, _ := rpcErrorOf(t, r); r.Status != 400 || code != mcp.CodeHeaderMismatch {
+	r = servertest.ModernPost(e, tok, "tools/list", "2026-07-28", "2025-03-26", nil)
+	if code, _ := servertest.RPCErrorOf(t, r); r.Status != 400 || code != mcp.CodeHeaderMismatch {
 		t.Errorf("another pair: %d %s", r.Status, r.Raw)
 	}
 }

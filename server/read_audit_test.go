@@ -14,23 +14,7 @@ import (
 	"heyaira/github/githubtest"
 	"heyaira/server"
 	"heyaira/server/internal/servertest"
-	"heyaira/store"
-	"heyaira/store/storetest"
 )
-
-// newCountedEnv is servertest.New whose store goes through a wire counter, so a
-// test counts the statements each request sends to PostgreSQL.
-func newCountedEnv(t *testing.T, mutate ...func(*server.Config)) (*servertest.Env, *storetest.WireCounter) {
-	t.Helper()
-	url := storetest.NewMigratedURL(t)
-	wc := storetest.NewWireCounter(t, url)
-	db, err := store.Open(t.Context(), wc.DSN(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return servertest.NewOn(t, db, nil, mutate...), wc
-}
 
 // readRow is one document.read audit row.
 type readRow struct {
@@ -79,7 +63,7 @@ func lastAuditID(e *servertest.Env) int64 {
 // bound to.
 func TestAS03ThreeStatementsPerRead(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t)
+	e, wc := servertest.NewCounted(t)
 	tn := e.NewTenant("o", "r")
 	doc := servertest.MixedText(2500)
 	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", doc)
@@ -149,7 +133,7 @@ func jsonEqual(a, b map[string]any) bool {
 // checked before any read is named in the audit.
 func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t)
+	e, wc := servertest.NewCounted(t)
 	tn := e.NewTenant("o", "r")
 	other := e.NewTenant("o", "other")
 	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", servertest.MixedText(3000))
@@ -226,7 +210,7 @@ func TestAS03RefusedReadsAreAuditedAndSendNothing(t *testing.T) {
 // Row AU-01 (docs/security-tests.md).
 func TestAS03FailureIsTheReadsOneRow(t *testing.T) {
 	t.Parallel()
-	e, wc := newCountedEnv(t, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })
+	e, wc := servertest.NewCounted(t, func(c *server.Config) { c.ToolRate, c.ToolBurst = 1e-9, 2 })
 	tn := e.NewTenant("o", "r")
 	e.GH.AddFile("o", "r", servertest.CommitA, "a.md", []byte("hello"))
 	src := e.AddSource(tn, "runtime", "a.md", servertest.CommitA, "", 1000)

@@ -35,7 +35,7 @@ func method(e *servertest.Env, tok, method string, params map[string]any) map[st
 func methodError(e *servertest.Env, tok, method string, params map[string]any, rpcCode float64, code string) {
 	e.T.Helper()
 	r := e.RPC(tok, method, params)
-	got, data := rpcErrorOf(e.T.(*testing.T), r)
+	got, data := servertest.RPCErrorOf(e.T.(*testing.T), r)
 	if r.Status != http.StatusOK || got != rpcCode || data["code"] != code {
 		e.T.Fatalf("%s(%v): HTTP %d %s; want error %v with data.code %s", method, params, r.Status, r.Raw, rpcCode, code)
 	}
@@ -250,7 +250,7 @@ func TestPrompts(t *testing.T) {
 	methodError(e, tok, "prompts/get", map[string]any{"arguments": map[string]any{"mode": "worker"}}, -32602, "invalid_argument")
 	// A caller's name is echoed cut, as every echoed name is (web.Quote).
 	long := e.RPC(tok, "prompts/get", map[string]any{"name": "engineer", "arguments": map[string]any{strings.Repeat("k", 100_000): "x"}})
-	if _, data := rpcErrorOf(t, long); data["code"] != "invalid_argument" || len(data["message"].(string)) > 300 {
+	if _, data := servertest.RPCErrorOf(t, long); data["code"] != "invalid_argument" || len(data["message"].(string)) > 300 {
 		t.Errorf("an unknown argument of 100,000 bytes: %.300s", long.Raw)
 	}
 	if n := e.CountRows("audit_events"); n != rows {
@@ -277,28 +277,28 @@ func TestResourcesModernEra(t *testing.T) {
 	tok := e.Token(tn, "documents:read", "workflows:read")
 	const v = "2026-07-28"
 	for _, m := range []string{"resources/list", "resources/templates/list", "prompts/list"} {
-		r := modernPost(e, tok, m, v, v, map[string]any{})
+		r := servertest.ModernPost(e, tok, m, v, v, map[string]any{})
 		res, _ := r.Body["result"].(map[string]any)
 		if r.Status != 200 || res["resultType"] != "complete" || res["cacheScope"] != "private" || res["ttlMs"] == nil {
 			t.Errorf("%s: %d %s", m, r.Status, r.Raw)
 		}
 	}
 	uri := "heyaira://sources/" + src
-	r := modernPost(e, tok, "resources/read", v, v, map[string]any{"uri": uri})
+	r := servertest.ModernPost(e, tok, "resources/read", v, v, map[string]any{"uri": uri})
 	if res, _ := r.Body["result"].(map[string]any); r.Status != 200 || res["ttlMs"] != float64(24*60*60*1000) {
 		t.Errorf("read: %d %s", r.Status, r.Raw)
 	}
 	e.Canaries.Content("resource text", "hello")
-	r = modernPost(e, tok, "resources/read", v, v, map[string]any{"uri": "heyaira://sources/00000000-0000-4000-8000-000000000000"})
-	if code, data := rpcErrorOf(t, r); code != -32602 || data["code"] != "source_not_found" {
+	r = servertest.ModernPost(e, tok, "resources/read", v, v, map[string]any{"uri": "heyaira://sources/00000000-0000-4000-8000-000000000000"})
+	if code, data := servertest.RPCErrorOf(t, r); code != -32602 || data["code"] != "source_not_found" {
 		t.Errorf("modern not found: %s", r.Raw)
 	}
-	r = e.Post(modernBody("resources/read", v, map[string]any{"uri": uri}), "Authorization", "Bearer "+tok,
+	r = e.Post(servertest.ModernBody("resources/read", v, map[string]any{"uri": uri}), "Authorization", "Bearer "+tok,
 		"MCP-Protocol-Version", v, "Mcp-Method", "resources/read", "Mcp-Name", "heyaira://sources/other")
-	if code, _ := rpcErrorOf(t, r); r.Status != 400 || code != -32020 {
+	if code, _ := servertest.RPCErrorOf(t, r); r.Status != 400 || code != -32020 {
 		t.Errorf("Mcp-Name mismatch: %d %s", r.Status, r.Raw)
 	}
-	for _, init := range []servertest.Reply{e.RPC(tok, "initialize", map[string]any{"protocolVersion": "2025-11-25"}), modernPost(e, tok, "server/discover", v, v, nil)} {
+	for _, init := range []servertest.Reply{e.RPC(tok, "initialize", map[string]any{"protocolVersion": "2025-11-25"}), servertest.ModernPost(e, tok, "server/discover", v, v, nil)} {
 		caps, _ := init.Body["result"].(map[string]any)["capabilities"].(map[string]any)
 		if caps["resources"] == nil || caps["prompts"] == nil || caps["completions"] == nil {
 			t.Errorf("capabilities %v", caps)

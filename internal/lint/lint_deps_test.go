@@ -116,7 +116,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		"heyaira/github/githubtest": {"heyaira/github"},
 		// The whole server for the tests of package server and its
 		// subpackages; the binary never links it (TestDependencies).
-		"heyaira/server/internal/servertest": {"heyaira/server", "heyaira/store", "heyaira/store/storetest", "heyaira/cursor",
+		"heyaira/server/internal/servertest": {"heyaira/server", "heyaira/server/authserver", "heyaira/server/mcp", "heyaira/store", "heyaira/store/storetest", "heyaira/cursor",
 			"heyaira/oauth", "heyaira/github/githubtest", "heyaira/internal/logbuf"},
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
