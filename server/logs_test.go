@@ -344,7 +344,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 	secret := "PANIC-SECRET-" + servertest.RandomB64()
 	logs := &logbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	secrets := testSecrets()
+	secrets := servertest.HandlerSecrets()
 	counters := metrics.New()
 	bearer := "Bearer " + secrets.Mint(oauth.PrefixAccess, time.Time{})
 	values := map[string]any{"string": "boom " + secret, "error": errors.New("boom " + secret), "other": struct{ S string }{secret}}
@@ -359,7 +359,7 @@ func TestLG04PanicsAndInternalErrors(t *testing.T) {
 		return store.Auth{Kind: "oauth", PrincipalID: "p", ProjectID: "proj", Resource: "http://127.0.0.1/mcp", Scopes: []string{"memory:read"}}, nil
 	}
 	// The middleware chain of NewServer around a handler that panics.
-	var h http.Handler = mcp.HandleMCP(logger, tools, testMCPConfig(secrets), authn)
+	var h http.Handler = mcp.HandleMCP(logger, tools, servertest.MCPConfig(secrets), authn)
 	h = web.WithRequestID(web.WithRecover(logger, web.WithAccessLog(logger, counters, web.WithSecurityHeaders(h))))
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -92,8 +93,9 @@ func matrixRows(t *testing.T) map[string][]matrixTest {
 }
 
 // generatedMatrix is the matrix as docs/security-tests.md holds it between
-// its markers: one table a family, one line a row, its tests in file order,
-// each with its package.
+// its markers: one table a family, one line a row, its tests grouped by
+// package (named as Go names it: the last element of its path, unique in
+// this module), in file order.
 func generatedMatrix(t *testing.T) string {
 	rows := matrixRows(t)
 	var b strings.Builder
@@ -113,11 +115,13 @@ func generatedMatrix(t *testing.T) string {
 		fmt.Fprintf(&b, "\n### %s: %s\n\n| row | tests, by package |\n|---|---|\n", fam.id, fam.title)
 		for _, id := range ids {
 			tests := rows[id]
-			slices.SortFunc(tests, func(a, b matrixTest) int { return strings.Compare(a.file+a.name, b.file+b.name) })
+			slices.SortFunc(tests, func(a, b matrixTest) int {
+				return cmp.Or(strings.Compare(filepath.Dir(a.file), filepath.Dir(b.file)), strings.Compare(a.file+a.name, b.file+b.name))
+			})
 			var groups []string // "pkg: `TestA`, `TestB`", one a package, in file order
 			last := ""
 			for _, tt := range tests {
-				pkg := filepath.ToSlash(filepath.Dir(tt.file))
+				pkg := filepath.Base(filepath.Dir(tt.file))
 				if pkg != last {
 					groups = append(groups, pkg+": ")
 					last = pkg

@@ -7,6 +7,5 @@ import (
 	"heyaira/store/storetest"
 )
 
-// The tools' whole-server tests (memory_test.go, documents_test.go) run
-// through servertest on PostgreSQL.
+// The tools' whole-server tests run through servertest on PostgreSQL.
 func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }

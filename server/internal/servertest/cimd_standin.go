@@ -26,7 +26,7 @@ import (
 // production fetcher reaches it through a test dialer (passed to authserver.NewCIMDWithTimeout)
 // that sends every connection to the stand-in and records the address
 // asked for; the address check that dialer skips is tested on its own
-// (cimd_fetch_test.go).
+// (authserver's cimd_fetch_test.go).
 
 // cimdHosts are the hosts the stand-in holds a certificate for. No test
 // lists a URL on the last, for the refusal of a URL outside the list.

@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"strings"
@@ -7,10 +7,10 @@ import (
 	"heyaira/server/internal/servertest"
 )
 
-// A name the caller sent is echoed in an error cut to web.MaxQuoted bytes. Before,
-// an unknown envelope member, a duplicate key, an unknown argument or tool
-// came back whole and escaped twice: a 1 MiB key of '<' from an anonymous
-// caller (the parse runs before authentication) drew a 7 MiB answer.
+// A name the caller sent (an unknown envelope member, a duplicate key, an
+// unknown argument or tool) is echoed in an error cut to web.MaxQuoted
+// bytes: whole and escaped twice, a 1 MiB key of '<' from an anonymous
+// caller (the parse runs before authentication) would draw a 7 MiB answer.
 func TestErrorsEchoNamesCut(t *testing.T) {
 	t.Parallel()
 	e := servertest.New(t)

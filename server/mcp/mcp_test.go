@@ -1,4 +1,4 @@
-package server_test
+package mcp_test
 
 import (
 	"net/http"

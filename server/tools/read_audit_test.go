@@ -1,4 +1,4 @@
-package server_test
+package tools_test
 
 // Row AS-03 (docs/security-tests.md §2.19): a document read is authorized
 // against the database (the token, then the source), reads GitHub, and

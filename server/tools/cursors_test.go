@@ -1,4 +1,4 @@
-package server_test
+package tools_test
 
 // Continuation-cursor rows of the attack matrix (docs/security-tests.md §2.3)
 // beyond the cursor package's own vectors and fuzzing.

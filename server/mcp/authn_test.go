@@ -1,7 +1,6 @@
-package server_test
+package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"heyaira/oauth"
+	"heyaira/server/internal/servertest"
 	"heyaira/server/internal/web"
 	"heyaira/server/mcp"
 	"heyaira/server/metrics"
@@ -26,15 +26,6 @@ type readRecorder struct {
 
 func (b *readRecorder) Read(p []byte) (int, error) { b.read = true; return b.r.Read(p) }
 
-// testSecrets are the secrets of a handler tested without NewServer.
-func testSecrets() *oauth.Secrets { return oauth.NewSecrets([][]byte{bytes.Repeat([]byte{5}, 32)}) }
-
-// testMCPConfig is the MCP endpoint's configuration for a handler tested
-// without NewServer, at http://127.0.0.1.
-func testMCPConfig(secrets *oauth.Secrets) *mcp.Config {
-	return &mcp.Config{PublicURL: "http://127.0.0.1", Version: "test", Now: time.Now, Secrets: secrets}
-}
-
 // Row MP-01: a missing or malformed bearer header, or a token this server
 // never minted, is a 401 before the body is read and before any
 // authentication; a body the strict parser refuses costs no
@@ -44,7 +35,7 @@ func testMCPConfig(secrets *oauth.Secrets) *mcp.Config {
 // Row JK-01 (docs/security-tests.md).
 func TestMP01BearerBeforeBody(t *testing.T) {
 	t.Parallel()
-	secrets := testSecrets()
+	secrets := servertest.HandlerSecrets()
 	minted := "Bearer " + secrets.Mint(oauth.PrefixAccess, time.Now().Add(time.Hour))
 	var calls []string
 	authn := func(context.Context, []byte) (store.Auth, error) {
@@ -53,7 +44,7 @@ func TestMP01BearerBeforeBody(t *testing.T) {
 	}
 	groups, _ := tools.New(nil, tools.Config{Now: time.Now}, nil, nil, nil)
 	table := mcp.NewToolTable(slog.New(slog.DiscardHandler), web.NewRateLimiter(1000, 1000), metrics.New(), time.Now, groups...)
-	h := mcp.HandleMCP(slog.New(slog.DiscardHandler), table, testMCPConfig(secrets), authn)
+	h := mcp.HandleMCP(slog.New(slog.DiscardHandler), table, servertest.MCPConfig(secrets), authn)
 	const id, other = "7b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a11", "8b0c1c3e-9b1e-4a53-9d7e-0d7c7b4c0a12"
 	get := func(args string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":` + args + `}}`

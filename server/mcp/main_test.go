@@ -1,0 +1,12 @@
+package mcp_test
+
+import (
+	"os"
+	"testing"
+
+	"heyaira/store/storetest"
+)
+
+// The MCP endpoint's whole-server tests run through servertest on
+// PostgreSQL.
+func TestMain(m *testing.M) { os.Exit(storetest.MainWithLeakCheck(m)) }
