@@ -13,6 +13,10 @@
 //   - catalog: profile layers assembled from text it is given;
 //   - metrics and internal/web: what every handler shares.
 //
+// Each subpackage's tests sit beside it; those that need the whole server
+// start it through internal/servertest, which the tests of this package,
+// for what crosses the subpackages, share too.
+//
 // Errors reach clients only as stable codes with public messages
 // (mcp/errors.go); internal detail is logged with the request id.
 package server
