@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"sync"
-	"time"
 )
 
 // CommitA is the commit the tests pin their documents at.
@@ -22,15 +20,3 @@ func HexSHA(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
-
-// ManualClock is a time source a test sets and moves by hand.
-type ManualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewManualClock is a ManualClock that reads t.
-func NewManualClock(t time.Time) *ManualClock { return &ManualClock{t: t} }
-
-func (c *ManualClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *ManualClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }

@@ -42,7 +42,7 @@ type Env struct {
 	Cfg     server.Config
 	// Clock is Cfg.Now unless a mutator replaced it: it stands still
 	// until the test advances it.
-	Clock *testClock
+	Clock *StillClock
 	// Canaries are the tokens, cursors and content this test handled; no
 	// spelling of any may reach the log (LG-01, checked at cleanup).
 	Canaries *CanarySet

@@ -11,9 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"heyaira/oauth"
 	"heyaira/store"
@@ -23,21 +21,8 @@ import (
 // automatic redirects), a hand-written client for the JSON endpoints, and
 // helpers that run the whole flow. Only net/http: no OAuth library.
 
-// testClock is the clock of Config.Now in tests: it stands still unless the
-// test advances it, so that no limiter refills and no deadline passes
-// because the machine is slow. Sessions and sign-in links use the
-// database clock and are not affected.
-type testClock struct {
-	base   time.Time
-	offset atomic.Int64
-}
-
-func NewClock() *testClock                   { return &testClock{base: time.Now()} }
-func (c *testClock) Now() time.Time          { return c.base.Add(time.Duration(c.offset.Load())) }
-func (c *testClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 // NewOAuth is an Env and its clock.
-func NewOAuth(t *testing.T) (*Env, *testClock) {
+func NewOAuth(t *testing.T) (*Env, *StillClock) {
 	t.Helper()
 	e := New(t)
 	return e, e.Clock
